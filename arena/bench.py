@@ -1,0 +1,127 @@
+"""``arena bench``: the project's speed figures, each measured the same way every time.
+
+Each benchmark is a function returning one number; :data:`BENCHMARKS` names them. They run in
+this process pinned to one core (where the platform allows), after a warm-up that compiles and
+loads what they use, for at least ``seconds`` each.
+"""
+
+from __future__ import annotations
+
+import os
+import platform
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Benchmark:
+    """A named figure: how to measure it, its unit, and the goal it is held to (if any)."""
+
+    key: str
+    measure: Callable[[float], float]
+    unit: str
+    goal: str
+
+
+@contextmanager
+def one_core() -> Iterator[None]:
+    """Pin this process to one core while the block runs (no-op where unsupported)."""
+    if not hasattr(os, "sched_setaffinity"):
+        yield
+        return
+    before = os.sched_getaffinity(0)
+    os.sched_setaffinity(0, {min(before)})
+    try:
+        yield
+    finally:
+        os.sched_setaffinity(0, before)
+
+
+def _repeat_until(seconds: float, step: Callable[[], int]) -> float:
+    """Run ``step`` (which returns a count) until ``seconds`` have passed; return count per second."""
+    count = 0
+    begun = time.perf_counter()
+    while True:
+        count += step()
+        spent = time.perf_counter() - begun
+        if spent >= seconds:
+            return count / spent
+
+
+def engine_rounds_per_s(seconds: float) -> float:
+    """Two-player classic rounds per second, uniform random play, entirely inside the engine."""
+    from arena.engine.layout import VARIANT_CLASSIC
+    from arena.engine.playout import play_uniform_rounds
+
+    play_uniform_rounds(1000, 2, VARIANT_CLASSIC, 1)
+    batch = 200_000
+    seed = [0]
+
+    def step() -> int:
+        seed[0] += 1
+        play_uniform_rounds(batch, 2, VARIANT_CLASSIC, seed[0])
+        return batch
+
+    return _repeat_until(seconds, step)
+
+
+def referee_moves_per_s(seconds: float) -> float:
+    """Moves per second through the referee, two uniform bots in this process."""
+    from arena.referee import InProcessHandle, Referee
+    from bots.uniform import UniformBot
+
+    referee = Referee("classic", move_time=None)
+    handles = [InProcessHandle(UniformBot()), InProcessHandle(UniformBot())]
+    referee.play_round(handles, seed=0)
+    seed = [0]
+
+    def step() -> int:
+        seed[0] += 1
+        return len(referee.play_round(handles, seed=seed[0]).actions)
+
+    return _repeat_until(seconds, step)
+
+
+BENCHMARKS: dict[str, Benchmark] = {
+    b.key: b
+    for b in (
+        Benchmark("engine_rounds_per_s", engine_rounds_per_s, "rounds/s", ">= 1,000,000"),
+        Benchmark("referee_moves_per_s", referee_moves_per_s, "moves/s", ""),
+    )
+}
+
+
+def machine() -> dict[str, object]:
+    """What the figures were measured on."""
+    cpu = platform.processor() or platform.machine()
+    try:
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                if line.startswith("model name"):
+                    cpu = line.split(":", 1)[1].strip()
+                    break
+    except OSError:
+        pass
+    import numba
+    import numpy
+
+    return {
+        "cpu": cpu,
+        "cores": os.cpu_count(),
+        "python": platform.python_version(),
+        "numpy": numpy.__version__,
+        "numba": numba.__version__,
+        "platform": platform.platform(),
+    }
+
+
+def run(keys: list[str] | None = None, seconds: float = 2.0) -> dict[str, float]:
+    """Measure the named benchmarks (all when ``keys`` is empty) on one core."""
+    chosen = keys or list(BENCHMARKS)
+    results = {}
+    with one_core():
+        for key in chosen:
+            results[key] = BENCHMARKS[key].measure(seconds)
+    return results

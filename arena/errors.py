@@ -1,0 +1,56 @@
+"""The exception hierarchy: every error the arena raises on purpose is an :class:`ArenaError`.
+
+The command line turns any ``ArenaError`` into a one-line message and exit code 2.
+"""
+
+from __future__ import annotations
+
+
+class ArenaError(Exception):
+    """Base class of the arena's own errors (bad input, faults, misuse)."""
+
+
+class InvalidActionError(ArenaError, ValueError):
+    """An action string that does not parse."""
+
+
+class IllegalActionError(ArenaError, ValueError):
+    """A well-formed action that the rules do not allow in the current position."""
+
+
+class InvalidDeckError(ArenaError, ValueError):
+    """A deck that is not an ordering of the variant's cards."""
+
+
+class InvalidCardError(ArenaError, ValueError):
+    """A card name or value that is not a Love Letter card."""
+
+
+class UnknownVariantError(ArenaError, ValueError):
+    """A variant name that is not defined, or a player count the variant does not allow."""
+
+
+class UnknownBotError(ArenaError, LookupError):
+    """A bot name that no installed plugin registers."""
+
+
+class GameOverError(ArenaError):
+    """An action was asked of a round that has already ended."""
+
+
+class BotError(ArenaError):
+    """A bot failed to answer properly; ``kind`` names the fault recorded for it."""
+
+    kind = "error"
+
+
+class BotTimeoutError(BotError):
+    """The bot did not answer within its move time limit."""
+
+    kind = "timeout"
+
+
+class BotCrashedError(BotError):
+    """The bot raised an exception or its process died."""
+
+    kind = "crash"

@@ -1,0 +1,143 @@
+"""Records of finished play: faults, one round (:class:`GameRecord`) and a match."""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+from arena.game.events import Event
+
+#: Fault kinds a record may name.
+FAULT_KINDS = (
+    "timeout",  # no answer within the move time limit
+    "crash",  # the bot raised, or its process died
+    "exited",  # the bot's process ended
+    "malformed",  # the answer is not an action string
+    "illegal",  # a well-formed action the rules do not allow now
+    "protocol",  # the bot broke the host protocol
+    "disqualified",  # the bot had too many faults earlier in the run
+)
+
+
+@dataclass(frozen=True)
+class Fault:
+    """A bot's fault: the seat, its kind (one of :data:`FAULT_KINDS`), a message, and the
+    number of actions played in the round before it."""
+
+    seat: int
+    kind: str
+    message: str
+    move: int
+
+    def to_json(self) -> dict[str, Any]:
+        """A JSON-ready dict."""
+        return asdict(self)
+
+
+@dataclass
+class GameRecord:
+    """Everything about one finished round: who sat where, the deck, every event with its
+    visibility, the actions, the result, time per seat and faults."""
+
+    variant: str
+    players: int
+    seats: list[str]
+    deck: list[int]
+    first: int
+    seed: int
+    events: list[Event]
+    actions: list[tuple[int, str]]
+    winners: list[int]
+    end_reason: str
+    times: list[float]
+    moves: list[int]
+    faults: list[Fault] = field(default_factory=list)
+
+    def score(self, seat: int) -> float:
+        """The seat's share of the round: 1 for a win, 1/k for a win shared by k, else 0."""
+        return 1.0 / len(self.winners) if seat in self.winners else 0.0
+
+    def log_lines(self, reveal: bool = False) -> list[str]:
+        """The round as numbered readable lines: public events, or every event with ``reveal``."""
+        lines = []
+        shown = [e for e in self.events if reveal or e.public]
+        width = len(str(len(shown)))
+        for i, event in enumerate(shown, 1):
+            private = "" if event.public else "  [seen by " + ", ".join(
+                f"seat {s}" for s in event.visible_to or ()
+            ) + "]"
+            lines.append(f"{i:>{width}}. {event.text(self.seats)}{private}")
+        for fault in self.faults:
+            lines.append(
+                f"fault: seat {fault.seat} ({self.seats[fault.seat]}) {fault.kind}: {fault.message}"
+            )
+        return lines
+
+    def to_json(self) -> dict[str, Any]:
+        """A JSON-ready dict."""
+        return {
+            "variant": self.variant,
+            "players": self.players,
+            "seats": list(self.seats),
+            "deck": list(self.deck),
+            "first": self.first,
+            "seed": self.seed,
+            "events": [e.to_json() for e in self.events],
+            "actions": [[s, a] for s, a in self.actions],
+            "winners": list(self.winners),
+            "end_reason": self.end_reason,
+            "times": list(self.times),
+            "moves": list(self.moves),
+            "faults": [f.to_json() for f in self.faults],
+        }
+
+    @classmethod
+    def from_json(cls, d: dict[str, Any]) -> GameRecord:
+        """The inverse of :meth:`to_json`."""
+        return cls(
+            variant=d["variant"],
+            players=d["players"],
+            seats=list(d["seats"]),
+            deck=list(d["deck"]),
+            first=d["first"],
+            seed=d["seed"],
+            events=[Event.from_json(e) for e in d["events"]],
+            actions=[(int(s), str(a)) for s, a in d["actions"]],
+            winners=list(d["winners"]),
+            end_reason=d["end_reason"],
+            times=[float(t) for t in d["times"]],
+            moves=[int(m) for m in d["moves"]],
+            faults=[Fault(**f) for f in d.get("faults", ())],
+        )
+
+
+@dataclass
+class MatchRecord:
+    """A finished match: its rounds in order, the final tokens and the winning seat."""
+
+    seats: list[str]
+    seed: int
+    rounds: list[GameRecord]
+    tokens: list[int]
+    winner: int
+
+    def to_json(self) -> dict[str, Any]:
+        """A JSON-ready dict."""
+        return {
+            "seats": list(self.seats),
+            "seed": self.seed,
+            "rounds": [r.to_json() for r in self.rounds],
+            "tokens": list(self.tokens),
+            "winner": self.winner,
+        }
+
+    @classmethod
+    def from_json(cls, d: dict[str, Any]) -> MatchRecord:
+        """The inverse of :meth:`to_json`."""
+        return cls(
+            seats=list(d["seats"]),
+            seed=d["seed"],
+            rounds=[GameRecord.from_json(r) for r in d["rounds"]],
+            tokens=list(d["tokens"]),
+            winner=d["winner"],
+        )

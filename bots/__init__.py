@@ -1,0 +1,1 @@
+"""The reference bots, registered through the project's own ``arena.bots`` entry points."""

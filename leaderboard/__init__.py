@@ -1,0 +1,1 @@
+"""Storage of tournaments and games, rating maths and standings reports."""

@@ -1,0 +1,1 @@
+"""The Dynamic Programming solver of two-player Love Letter (Huibers 2016)."""
