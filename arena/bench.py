@@ -40,7 +40,7 @@ def one_core() -> Iterator[None]:
 
 
 def _repeat_until(seconds: float, step: Callable[[], int]) -> float:
-    """Run ``step`` (which returns a count) until ``seconds`` have passed; return count per second."""
+    """Run ``step`` (returning a count) for ``seconds``; return the count per second."""
     count = 0
     begun = time.perf_counter()
     while True:

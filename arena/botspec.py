@@ -52,7 +52,9 @@ class BotSpec:
         if body is not None and body.strip():
             for part in body.split(","):
                 if "=" not in part:
-                    raise UnknownBotError(f"bad parameter {part.strip()!r} in {text!r} (expected param=value)")
+                    raise UnknownBotError(
+                        f"bad parameter {part.strip()!r} in {text!r} (expected param=value)"
+                    )
                 key, value = (x.strip() for x in part.split("=", 1))
                 if not key or not value:
                     raise UnknownBotError(f"bad parameter {part.strip()!r} in {text!r}")

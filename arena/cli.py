@@ -17,9 +17,16 @@ F = TypeVar("F", bound=Callable[..., Any])
 class ArenaGroup(click.Group):
     """A click group whose errors are one line on stderr with exit code 2, never a traceback."""
 
-    def main(self, *args: Any, standalone_mode: bool = True, **kwargs: Any) -> Any:  # type: ignore[override]
+    def main(
+        self,
+        args: Any = None,
+        prog_name: str | None = None,
+        complete_var: str | None = None,
+        standalone_mode: bool = True,
+        **extra: Any,
+    ) -> Any:
         try:
-            result = super().main(*args, standalone_mode=False, **kwargs)
+            result = super().main(args, prog_name, complete_var, standalone_mode=False, **extra)
         except click.exceptions.Abort:
             click.echo("arena: interrupted", err=True)
             sys.exit(130)
@@ -78,9 +85,13 @@ def cli() -> None:
 @click.argument("bots", nargs=-1, required=True)
 @variant_option
 @seed_option
-@click.option("--deck", help="Deck order, top card first: 16 card values or names, comma-separated.")
+@click.option(
+    "--deck", help="Deck order, top card first: 16 card values or names, comma-separated."
+)
 @click.option("--first", type=int, default=0, show_default=True, help="Seat that moves first.")
-@click.option("--match", "whole_match", is_flag=True, help="Play a whole match instead of one round.")
+@click.option(
+    "--match", "whole_match", is_flag=True, help="Play a whole match instead of one round."
+)
 @click.option("--reveal", is_flag=True, help="Show hidden cards (deals, draws, private looks).")
 @move_time_option
 @json_option
@@ -106,7 +117,9 @@ def play(
     rules = Variant.get(variant)
     rules.check_players(len(bots))
     if not 0 <= first < len(bots):
-        raise click.BadParameter(f"seat {first} is not one of the {len(bots)} seats", param_hint="--first")
+        raise click.BadParameter(
+            f"seat {first} is not one of the {len(bots)} seats", param_hint="--first"
+        )
     cards = parse_deck(deck, rules) if deck is not None else None
     if cards is not None and whole_match:
         raise click.UsageError("--deck sets one round; it cannot be used with --match")
@@ -127,7 +140,10 @@ def play(
                 click.echo("deck (top first): " + " ".join(str(c) for c in record.deck))
             for line in record.log_lines(reveal):
                 click.echo(line)
-        names = ", ".join(f"seat {s} ({n}): {t}" for s, (n, t) in enumerate(zip(match.seats, match.tokens, strict=True)))
+        names = ", ".join(
+            f"seat {s} ({n}): {t}"
+            for s, (n, t) in enumerate(zip(match.seats, match.tokens, strict=True))
+        )
         click.echo(f"tokens: {names}")
         click.echo(f"match won by seat {match.winner} ({match.seats[match.winner]})")
         return
@@ -143,7 +159,13 @@ def play(
 
 @cli.command()
 @click.option("--only", multiple=True, help="Run only this benchmark (repeatable).")
-@click.option("--seconds", type=click.FloatRange(min=0.05), default=2.0, show_default=True, help="Time per benchmark.")
+@click.option(
+    "--seconds",
+    type=click.FloatRange(min=0.05),
+    default=2.0,
+    show_default=True,
+    help="Time per benchmark.",
+)
 @json_option
 def bench(only: tuple[str, ...], seconds: float, as_json: bool) -> None:
     """Measure the project's speed figures on one core."""
@@ -152,14 +174,18 @@ def bench(only: tuple[str, ...], seconds: float, as_json: bool) -> None:
     unknown = [k for k in only if k not in BENCHMARKS]
     if unknown:
         raise click.BadParameter(
-            f"unknown benchmark {unknown[0]!r} (known: {', '.join(BENCHMARKS)})", param_hint="--only"
+            f"unknown benchmark {unknown[0]!r} (known: {', '.join(BENCHMARKS)})",
+            param_hint="--only",
         )
     results = run(list(only), seconds)
     if as_json:
         click.echo(json.dumps({**results, "machine": machine()}, indent=2))
         return
     info = machine()
-    click.echo(f"machine: {info['cpu']}, {info['cores']} cores, Python {info['python']}, numba {info['numba']}")
+    click.echo(
+        f"machine: {info['cpu']}, {info['cores']} cores, "
+        f"Python {info['python']}, numba {info['numba']}"
+    )
     for key, value in results.items():
         b = BENCHMARKS[key]
         goal = f"  (goal {b.goal})" if b.goal else ""

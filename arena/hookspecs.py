@@ -7,6 +7,7 @@ implements hooks with :data:`hookimpl`.
 from __future__ import annotations
 
 from collections.abc import Callable
+
 import pluggy
 
 hookspec = pluggy.HookspecMarker("arena")

@@ -126,7 +126,9 @@ def load_registry(
             _version: str = version,
         ) -> None:
             if name in registry.bots:
-                raise ValueError(f"bot {name!r} is already registered by {registry.bots[name].plugin!r}")
+                raise ValueError(
+                    f"bot {name!r} is already registered by {registry.bots[name].plugin!r}"
+                )
             registry.bots[name] = BotInfo(
                 name, factory, description, dict(params or {}), _plugin, _dist, _version
             )

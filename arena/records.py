@@ -63,9 +63,11 @@ class GameRecord:
         shown = [e for e in self.events if reveal or e.public]
         width = len(str(len(shown)))
         for i, event in enumerate(shown, 1):
-            private = "" if event.public else "  [seen by " + ", ".join(
-                f"seat {s}" for s in event.visible_to or ()
-            ) + "]"
+            private = (
+                ""
+                if event.public
+                else "  [seen by " + ", ".join(f"seat {s}" for s in event.visible_to or ()) + "]"
+            )
             lines.append(f"{i:>{width}}. {event.text(self.seats)}{private}")
         for fault in self.faults:
             lines.append(

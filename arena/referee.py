@@ -54,7 +54,7 @@ class InProcessHandle(BotHandle):
 
     def __init__(self, bot: Any, name: str | None = None) -> None:
         self.bot = bot
-        self.name = name or getattr(bot, "name", type(bot).__name__)
+        self.name = str(name or getattr(bot, "name", type(bot).__name__))
 
     def start(self, seat: int, players: int, variant: str, seed: int) -> None:
         """Reset the bot's randomness for the round."""
@@ -175,7 +175,7 @@ class Referee:
     def play_match(self, handles: Sequence[BotHandle], seed: int = 0) -> MatchRecord:
         """Play a match (rounds until one seat has enough tokens) and return its record."""
         match = Match(len(handles), self.variant, seed=seed)
-        records = []
+        records: list[GameRecord] = []
         while not match.over:
             game = match.new_round()
             round_seed = derive_seed(seed, "round", len(records))

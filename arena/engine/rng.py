@@ -48,7 +48,7 @@ def rand_unit(rng: np.ndarray) -> float:
 
 @njit(cache=True)
 def shuffle(rng: np.ndarray, values: np.ndarray, start: int, stop: int) -> None:
-    """Shuffle ``values[start:stop]`` in place (Fisher–Yates)."""
+    """Shuffle ``values[start:stop]`` in place (Fisher-Yates)."""
     for i in range(stop - 1, start, -1):
         j = start + rand_below(rng, i - start + 1)
         t = values[i]

@@ -161,9 +161,7 @@ def legal_actions(state: np.ndarray, out: np.ndarray) -> int:
         return 0
     seat = state[S_TURN]
     h = S_HAND + 2 * seat
-    return legal_from(
-        state, seat, state[S_NPLAYERS], state[h], state[h + 1], S_ALIVE, S_PROT, out
-    )
+    return legal_from(state, seat, state[S_NPLAYERS], state[h], state[h + 1], S_ALIVE, S_PROT, out)
 
 
 @njit(cache=True)

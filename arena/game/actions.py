@@ -36,7 +36,9 @@ class Action:
             if self.guess == Card.GUARD:
                 raise InvalidActionError("a Guard cannot name the Guard")
         elif self.card == Card.GUARD and self.target is not None:
-            raise InvalidActionError("a Guard played at a seat must name a card, e.g. Guard->1:Priest")
+            raise InvalidActionError(
+                "a Guard played at a seat must name a card, e.g. Guard->1:Priest"
+            )
 
     def __str__(self) -> str:
         text = str(self.card)
@@ -53,7 +55,9 @@ class Action:
             raise InvalidActionError(f"an action is a string, not {type(text).__name__}")
         m = _PATTERN.match(text)
         if not m:
-            raise InvalidActionError(f"cannot parse action {text!r} (expected e.g. Guard->1:Priest)")
+            raise InvalidActionError(
+                f"cannot parse action {text!r} (expected e.g. Guard->1:Priest)"
+            )
         try:
             card = Card.parse(m.group(1))
             guess = Card.parse(m.group(3)) if m.group(3) else None

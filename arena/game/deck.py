@@ -35,7 +35,9 @@ def check_deck(cards: Sequence[Card], variant: Variant | str = "classic") -> tup
     return tuple(Card(c) for c in cards)
 
 
-def parse_deck(text: str | Iterable[str | int], variant: Variant | str = "classic") -> tuple[Card, ...]:
+def parse_deck(
+    text: str | Iterable[str | int], variant: Variant | str = "classic"
+) -> tuple[Card, ...]:
     """Parse a deck, top card first, from ``"8,1,1,..."``, card names, or a sequence of either."""
     items: Iterable[str | int]
     if isinstance(text, str):

@@ -78,7 +78,9 @@ class Event:
         """An event from one engine event row."""
         kind, seat, target, card, value, vis = (int(x) for x in row[:6])
         everyone = (1 << players) - 1
-        visible = None if vis & everyone == everyone else tuple(s for s in range(players) if vis >> s & 1)
+        visible = (
+            None if vis & everyone == everyone else tuple(s for s in range(players) if vis >> s & 1)
+        )
         return cls(
             EventKind(kind),
             None if seat < 0 else seat,

@@ -15,7 +15,6 @@ from arena.game.cards import Card
 from arena.game.events import END_REASONS, Event
 from arena.game.variants import Variant
 
-
 _END_CODES = {name: code for code, name in END_REASONS.items()}
 
 
@@ -63,7 +62,7 @@ class Observation:
         return self.end_reason is not None
 
     def discards(self, seat: int) -> tuple[Card, ...]:
-        """The cards ``seat`` has discarded (played, lost to a Prince or shown when out), in order."""
+        """The cards ``seat`` discarded (played, lost to a Prince, shown when out), in order."""
         return tuple(card for s, card in self.pile if s == seat)
 
     def unseen_count(self, card: Card | int) -> int:
@@ -123,7 +122,7 @@ class Observation:
         view[L.V_VARIANT] = Variant.get(self.variant).code
         view[L.V_TURN] = self.turn
         view[L.V_DECK_SIZE] = self.deck_size
-        view[L.V_END] = _END_CODES.get(self.end_reason, 0)
+        view[L.V_END] = _END_CODES.get(self.end_reason or "", 0)
         view[L.V_WINNERS] = sum(1 << s for s in self.winners)
         view[L.V_NFACEUP] = len(self.face_up)
         view[L.V_NPILE] = len(self.pile)
@@ -202,4 +201,3 @@ class Observation:
             tokens=tuple(int(t) for t in d.get("tokens", ())),
             round=int(d.get("round", 1)),
         )
-

@@ -110,9 +110,7 @@ class Game:
         seat_view(self.state, seat, view)
         return view
 
-    def observation(
-        self, seat: int, tokens: tuple[int, ...] = (), round: int = 1
-    ) -> Observation:
+    def observation(self, seat: int, tokens: tuple[int, ...] = (), round: int = 1) -> Observation:
         """What ``seat`` may know now, with its legal actions when it is to move."""
         legal = self.legal_actions() if not self.over and seat == self.turn else []
         events = tuple(e for e in self.events if e.visible(seat))
@@ -133,7 +131,9 @@ class Game:
         k = legal_actions(self.state, self._acts)
         if packed not in self._acts[:k]:
             legal = ", ".join(str(Action.from_int(int(a))) for a in self._acts[:k])
-            raise IllegalActionError(f"{act} is not legal for seat {self.turn} now (legal: {legal})")
+            raise IllegalActionError(
+                f"{act} is not legal for seat {self.turn} now (legal: {legal})"
+            )
         self.actions.append((self.turn, act))
         return self._log(apply_action(self.state, packed, self._ev))
 

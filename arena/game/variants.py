@@ -36,9 +36,7 @@ class Variant:
                 if self.min_players == self.max_players
                 else f"{self.min_players} to {self.max_players}"
             )
-            raise UnknownVariantError(
-                f"variant {self.name!r} is for {span} players, not {players}"
-            )
+            raise UnknownVariantError(f"variant {self.name!r} is for {span} players, not {players}")
 
     def tokens_to_win(self, players: int) -> int:
         """Tokens that win a match: 7, 5 or 4 for 2, 3 or 4 players."""
