@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from functools import lru_cache
 
 from arena.errors import InvalidActionError, InvalidCardError
 from arena.game.cards import Card
@@ -74,7 +75,16 @@ class Action:
     @classmethod
     def from_int(cls, packed: int) -> Action:
         """The action the engine packed as ``packed``."""
+        return _unpack(packed)
+
+    @classmethod
+    def _from_int(cls, packed: int) -> Action:
         card = Card(packed & 15)
         target = ((packed >> 4) & 7) - 1
         guess = (packed >> 8) & 15
         return cls(card, None if target < 0 else target, Card(guess) if guess else None)
+
+
+@lru_cache(maxsize=4096)
+def _unpack(packed: int) -> Action:
+    return Action._from_int(packed)

@@ -35,6 +35,7 @@ class EventKind(IntEnum):
     ROUND_END = L.EV_ROUND_END
 
 
+_KINDS = {int(k): k for k in EventKind}
 END_REASONS = {L.END_LAST_STANDING: "last_standing", L.END_DECK_EMPTY: "deck_empty"}
 
 
@@ -76,13 +77,13 @@ class Event:
     @classmethod
     def from_row(cls, row: Sequence[int], players: int) -> Event:
         """An event from one engine event row."""
-        kind, seat, target, card, value, vis = (int(x) for x in row[:6])
+        kind, seat, target, card, value, vis = row[:6]
         everyone = (1 << players) - 1
         visible = (
             None if vis & everyone == everyone else tuple(s for s in range(players) if vis >> s & 1)
         )
         return cls(
-            EventKind(kind),
+            _KINDS[kind],
             None if seat < 0 else seat,
             None if target < 0 else target,
             card,

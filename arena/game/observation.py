@@ -18,8 +18,12 @@ from arena.game.variants import Variant
 _END_CODES = {name: code for code, name in END_REASONS.items()}
 
 
+_CARDS: tuple[Card | None, ...] = (None, *Card)
+_CARD: dict[int, Card] = {int(c): c for c in Card}
+
+
 def _card_or_none(value: int) -> Card | None:
-    return Card(value) if value else None
+    return _CARDS[value]
 
 
 @dataclass(frozen=True)
@@ -86,7 +90,7 @@ class Observation:
         round: int = 1,
     ) -> Observation:
         """Build an observation from an engine view array and what the referee adds."""
-        v = [int(x) for x in view]
+        v = view.tolist()
         n = v[L.V_NPLAYERS]
         variant = Variant.by_code(v[L.V_VARIANT]).name
         return cls(
@@ -94,13 +98,13 @@ class Observation:
             players=n,
             seat=v[L.V_SEAT],
             turn=v[L.V_TURN],
-            hand=tuple(Card(c) for c in v[L.V_HAND : L.V_HAND + 2] if c),
+            hand=tuple(_CARD[c] for c in v[L.V_HAND : L.V_HAND + 2] if c),
             legal_actions=tuple(legal),
             alive=tuple(bool(x) for x in v[L.V_ALIVE : L.V_ALIVE + n]),
             protected=tuple(bool(x) for x in v[L.V_PROT : L.V_PROT + n]),
             discard_totals=tuple(v[L.V_DTOTAL : L.V_DTOTAL + n]),
-            pile=tuple((p >> 4, Card(p & 15)) for p in v[L.V_PILE : L.V_PILE + v[L.V_NPILE]]),
-            face_up=tuple(Card(c) for c in v[L.V_FACEUP : L.V_FACEUP + v[L.V_NFACEUP]]),
+            pile=tuple((p >> 4, _CARD[p & 15]) for p in v[L.V_PILE : L.V_PILE + v[L.V_NPILE]]),
+            face_up=tuple(_CARD[c] for c in v[L.V_FACEUP : L.V_FACEUP + v[L.V_NFACEUP]]),
             deck_size=v[L.V_DECK_SIZE],
             set_aside_taken=bool(v[L.V_ASIDE_TAKEN]),
             known=tuple(_card_or_none(c) for c in v[L.V_KNOWN : L.V_KNOWN + n]),

@@ -62,7 +62,7 @@ class Game:
     def _log(self, count: int) -> list[Event]:
         if count > EVENTS_PER_CALL:  # pragma: no cover - the engine's bound is fixed
             raise RuntimeError(f"engine wrote {count} events, more than {EVENTS_PER_CALL}")
-        new = [Event.from_row(self._ev[i], self.players) for i in range(count)]
+        new = [Event.from_row(row, self.players) for row in self._ev[:count].tolist()]
         self.events.extend(new)
         return new
 
