@@ -54,7 +54,12 @@ S_PROT = 44  # 1 while a Handmaid protects the seat
 S_DTOTAL = 48  # total value of the seat's discards
 S_KNOW = 52  # KNOW + i * 4 + j: value seat i knows seat j holds (0: not known)
 S_PILE = 68  # public discard pile in order: seat * 16 + card
-STATE_SIZE = 84
+# AWARE + i * 4 + j: value of seat i's card that seat i knows seat j knows (0: none). Kept apart
+# from KNOW because a seat learns that another knows its card only from a Priest look at it, a
+# Baron tie or a King swap it took part in; knowledge that a King swap between two other seats
+# carries over to it is the knower's alone.
+S_AWARE = 84
+STATE_SIZE = 100
 
 # --- view layout (what one seat knows) ----------------------------------------------------------
 V_SEAT = 0

@@ -49,6 +49,7 @@ from arena.engine.layout import (
     PRINCESS,
     S_ALIVE,
     S_ASIDE_TAKEN,
+    S_AWARE,
     S_DECK,
     S_DTOTAL,
     S_END,
@@ -207,6 +208,7 @@ def _forget(state: np.ndarray, seat: int) -> None:
     """Nobody knows ``seat``'s hand any more."""
     for o in range(state[S_NPLAYERS]):
         state[S_KNOW + o * 4 + seat] = 0
+        state[S_AWARE + seat * 4 + o] = 0
 
 
 @njit(cache=True)
@@ -227,6 +229,8 @@ def _knock_out(state: np.ndarray, seat: int, ev: np.ndarray, n: int) -> int:
     for o in range(np_):
         state[S_KNOW + o * 4 + seat] = 0
         state[S_KNOW + seat * 4 + o] = 0
+        state[S_AWARE + o * 4 + seat] = 0
+        state[S_AWARE + seat * 4 + o] = 0
     return _emit(ev, n, EV_KNOCKOUT, seat, NO_TARGET, c0, c1, VIS_ALL)
 
 
@@ -335,6 +339,8 @@ def apply_action(state: np.ndarray, action: int, ev: np.ndarray) -> int:
     for o in range(np_):
         if state[S_KNOW + o * 4 + a] == card:
             state[S_KNOW + o * 4 + a] = 0
+        if state[S_AWARE + a * 4 + o] == card:
+            state[S_AWARE + a * 4 + o] = 0
     n = _emit(ev, 0, EV_PLAY, a, target, card, guess, VIS_ALL)
     if target == NO_TARGET and (card == GUARD or card == PRIEST or card == BARON or card == KING):
         n = _emit(ev, n, EV_NO_EFFECT, a, NO_TARGET, card, 0, VIS_ALL)
@@ -346,6 +352,7 @@ def apply_action(state: np.ndarray, action: int, ev: np.ndarray) -> int:
     elif card == PRIEST:
         seen = state[S_HAND + 2 * target]
         state[S_KNOW + a * 4 + target] = seen
+        state[S_AWARE + target * 4 + a] = seen
         n = _emit(ev, n, EV_PRIEST_SEE, a, target, seen, 0, 1 << a)
     elif card == BARON:
         mine = state[h]
@@ -358,6 +365,8 @@ def apply_action(state: np.ndarray, action: int, ev: np.ndarray) -> int:
         else:
             state[S_KNOW + a * 4 + target] = theirs
             state[S_KNOW + target * 4 + a] = mine
+            state[S_AWARE + target * 4 + a] = theirs
+            state[S_AWARE + a * 4 + target] = mine
             n = _emit(ev, n, EV_BARON_TIE, a, target, 0, 0, VIS_ALL)
     elif card == HANDMAID:
         state[S_PROT + a] = 1
@@ -394,8 +403,12 @@ def apply_action(state: np.ndarray, action: int, ev: np.ndarray) -> int:
                 ka = state[S_KNOW + o * 4 + a]
                 state[S_KNOW + o * 4 + a] = state[S_KNOW + o * 4 + target]
                 state[S_KNOW + o * 4 + target] = ka
+                state[S_AWARE + a * 4 + o] = 0
+                state[S_AWARE + target * 4 + o] = 0
         state[S_KNOW + a * 4 + target] = mine
         state[S_KNOW + target * 4 + a] = theirs
+        state[S_AWARE + target * 4 + a] = mine
+        state[S_AWARE + a * 4 + target] = theirs
         n = _emit(ev, n, EV_SWAP, a, target, 0, 0, VIS_ALL)
         n = _emit(ev, n, EV_RECEIVE, a, target, theirs, 0, 1 << a)
         n = _emit(ev, n, EV_RECEIVE, target, a, mine, 0, 1 << target)

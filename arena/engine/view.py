@@ -14,6 +14,7 @@ from arena.engine.layout import (
     N_CARDS,
     S_ALIVE,
     S_ASIDE_TAKEN,
+    S_AWARE,
     S_DECK,
     S_DTOTAL,
     S_END,
@@ -83,7 +84,7 @@ def seat_view(state: np.ndarray, seat: int, view: np.ndarray) -> None:
         view[V_DTOTAL + s] = state[S_DTOTAL + s]
         if s != seat:
             view[V_KNOWN + s] = state[S_KNOW + seat * 4 + s]
-            view[V_KNOWN_BY + s] = state[S_KNOW + s * 4 + seat]
+            view[V_KNOWN_BY + s] = state[S_AWARE + seat * 4 + s]
     for i in range(state[S_NFACEUP]):
         view[V_FACEUP + i] = state[S_DECK + 1 + i]
     for i in range(state[S_NPILE]):
