@@ -92,6 +92,11 @@ def cli() -> None:
 @click.option(
     "--match", "whole_match", is_flag=True, help="Play a whole match instead of one round."
 )
+@click.option(
+    "--moves",
+    help="Actions to play first, for whoever is to move, before the bots take over; "
+    "separated by ';' or spaces, e.g. 'Priest->1; Guard->0:Princess'. Needs --deck.",
+)
 @click.option("--reveal", is_flag=True, help="Show hidden cards (deals, draws, private looks).")
 @move_time_option
 @json_option
@@ -102,6 +107,7 @@ def play(
     deck: str | None,
     first: int,
     whole_match: bool,
+    moves: str | None,
     reveal: bool,
     move_time: float,
     as_json: bool,
@@ -110,7 +116,7 @@ def play(
 
     Each BOT is a registered bot name, optionally with parameters: NAME[param=value,...].
     """
-    from arena.game import Variant, parse_deck
+    from arena.game import Action, Variant, parse_deck
     from arena.plugins import load_registry
     from arena.referee import InProcessHandle, Referee
 
@@ -123,6 +129,9 @@ def play(
     cards = parse_deck(deck, rules) if deck is not None else None
     if cards is not None and whole_match:
         raise click.UsageError("--deck sets one round; it cannot be used with --match")
+    opening = [Action.from_str(m) for m in (moves or "").replace(";", " ").split()]
+    if opening and cards is None:
+        raise click.UsageError("--moves needs --deck (the moves only make sense on a known deal)")
     registry = load_registry()
     handles = []
     for text in bots:
@@ -147,7 +156,7 @@ def play(
         click.echo(f"tokens: {names}")
         click.echo(f"match won by seat {match.winner} ({match.seats[match.winner]})")
         return
-    record = referee.play_round(handles, deck=cards, seed=seed, first=first)
+    record = referee.play_round(handles, deck=cards, seed=seed, first=first, opening=opening)
     if as_json:
         click.echo(json.dumps(record.to_json(), indent=2))
         return

@@ -52,6 +52,8 @@ class GameRecord:
     times: list[float]
     moves: list[int]
     faults: list[Fault] = field(default_factory=list)
+    #: How many of the first ``actions`` were given as an opening rather than chosen by the bots.
+    opening: int = 0
 
     def score(self, seat: int) -> float:
         """The seat's share of the round: 1 for a win, 1/k for a win shared by k, else 0."""
@@ -91,6 +93,7 @@ class GameRecord:
             "times": list(self.times),
             "moves": list(self.moves),
             "faults": [f.to_json() for f in self.faults],
+            "opening": self.opening,
         }
 
     @classmethod
@@ -110,6 +113,7 @@ class GameRecord:
             times=[float(t) for t in d["times"]],
             moves=[int(m) for m in d["moves"]],
             faults=[Fault(**f) for f in d.get("faults", ())],
+            opening=int(d.get("opening", 0)),
         )
 
 

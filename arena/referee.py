@@ -14,7 +14,13 @@ from abc import ABC, abstractmethod
 from collections.abc import Sequence
 from typing import Any
 
-from arena.errors import BotCrashedError, BotError, BotTimeoutError, InvalidActionError
+from arena.errors import (
+    BotCrashedError,
+    BotError,
+    BotTimeoutError,
+    GameOverError,
+    InvalidActionError,
+)
 from arena.game import Action, Card, Game, Match, Variant
 from arena.game.observation import Observation
 from arena.records import Fault, GameRecord, MatchRecord
@@ -104,12 +110,21 @@ class Referee:
         first: int = 0,
         tokens: tuple[int, ...] = (),
         round_number: int = 1,
+        opening: Sequence[Action | str] = (),
     ) -> GameRecord:
         """Play one round between ``handles`` (seat order) and return its record.
 
         Without ``deck``, the cards are shuffled from ``seed``; bots' seeds derive from ``seed``.
+        ``opening`` actions are played first, for whichever seat is to move, before the bots take
+        over (to study a position); an action that does not parse raises
+        :class:`~arena.errors.InvalidActionError`, one the rules do not allow then
+        :class:`~arena.errors.IllegalActionError`, before any bot is asked anything.
         """
         game = Game(len(handles), self.variant, deck=deck, seed=seed, first=first)
+        for action in opening:
+            if game.over:
+                raise GameOverError(f"the round is over before the opening move {action}")
+            game.play(action)
         return self._play(game, handles, seed, tokens, round_number)
 
     def _play(
@@ -121,6 +136,7 @@ class Referee:
         round_number: int,
     ) -> GameRecord:
         n = len(handles)
+        opening_moves = len(game.actions)
         times = [0.0] * n
         moves = [0] * n
         faults: list[Fault] = []
@@ -170,6 +186,7 @@ class Referee:
             times=times,
             moves=moves,
             faults=faults,
+            opening=opening_moves,
         )
 
     def play_match(self, handles: Sequence[BotHandle], seed: int = 0) -> MatchRecord:

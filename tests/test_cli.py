@@ -75,6 +75,10 @@ def test_play_match() -> None:
     assert "match won by seat" in result.output
 
 
+#: A classic deck, top card first: seat 0 is dealt a Guard and draws a Priest.
+DECK = "8,1,1,1,1,1,2,2,3,3,4,4,5,5,6,7"
+
+
 @pytest.mark.parametrize(
     ("args", "needle"),
     [
@@ -92,6 +96,10 @@ def test_play_match() -> None:
         (("play", "uniform[depth=3]", "uniform"), "no parameter 'depth'"),
         (("play", "uniform[", "uniform"), "bad bot name"),
         (("bench", "--only", "nothing"), "unknown benchmark"),
+        (("play", "uniform", "uniform", "--deck", DECK, "--moves", "Guard->1:Guard"), "Guard"),
+        (("play", "uniform", "uniform", "--deck", DECK, "--moves", "Gard->1:King"), "cannot parse"),
+        (("play", "uniform", "uniform", "--deck", DECK, "--moves", "Baron->1"), "is not legal"),
+        (("play", "uniform", "uniform", "--moves", "Guard->1:King"), "--moves needs --deck"),
     ],
 )
 def test_bad_input_is_one_line_and_exit_2(args: tuple[str, ...], needle: str) -> None:

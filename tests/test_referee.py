@@ -127,3 +127,28 @@ def test_same_seed_same_record() -> None:
     a.pop("times")
     b.pop("times")
     assert a == b
+
+
+def test_opening_moves_are_played_before_the_bots() -> None:
+    # Huibers deal: seat 0 holds the Baron, seat 1 the Princess; seat 0 draws a Guard.
+    deck = [3, 1, 8, 1, 1, 1, 1, 2, 2, 4, 4, 5, 5, 6, 7, 3]
+    a, b = Recorder(), Recorder()
+    record = Referee("huibers").play_round(handles(a, b), deck=deck, opening=["Guard->1:Princess"])
+    assert record.actions == [(0, "Guard->1:Princess")]
+    assert record.opening == 1
+    assert record.winners == [0] and record.end_reason == "last_standing"
+    assert a.seen == [] and b.seen == []
+    assert GameRecord.from_json(record.to_json()) == record
+
+
+@pytest.mark.parametrize(
+    ("opening", "error"),
+    [(["Guard->1"], "InvalidActionError"), (["Baron->1"], "IllegalActionError")],
+)
+def test_bad_opening_moves_raise_before_any_bot_is_asked(opening: list[str], error: str) -> None:
+    deck = [3, 1, 8, 1, 1, 1, 1, 2, 2, 4, 4, 5, 5, 6, 7, 3]
+    a = Recorder()
+    with pytest.raises(Exception) as info:
+        Referee("huibers").play_round(handles(a, Recorder()), deck=deck, opening=opening)
+    assert type(info.value).__name__ == error
+    assert a.seen == []
