@@ -75,6 +75,40 @@ def move_time_option(f: F) -> F:
     )(f)
 
 
+def isolation_options(f: F) -> F:
+    """``--sandbox``, ``--memory-mb`` and ``--max-faults``: how bot hosts run."""
+    f = click.option(
+        "--max-faults",
+        type=click.IntRange(min=1),
+        default=None,
+        help="Disqualify a bot after this many faults (its later games are forfeits).",
+    )(f)
+    f = click.option(
+        "--memory-mb",
+        type=click.IntRange(min=0),
+        default=2048,
+        show_default=True,
+        help="Memory (address space) limit of each bot process in MiB; 0 for none.",
+    )(f)
+    return click.option(
+        "--sandbox",
+        type=click.Choice(["auto", "bwrap", "none"]),
+        default="auto",
+        show_default=True,
+        help="Run bots in a bubblewrap sandbox (auto: when it works here), or not at all.",
+    )(f)
+
+
+def _sandbox(mode: str, hide: tuple[str, ...] = ()) -> Any:
+    """The sandbox for ``mode``, printing its warning (if any) on one line."""
+    from arena.sandbox import choose_sandbox
+
+    sandbox = choose_sandbox(mode, hide)
+    if sandbox.warning:
+        click.echo(f"arena: warning: {sandbox.warning}", err=True)
+    return sandbox
+
+
 @click.group(cls=ArenaGroup)
 @click.version_option(package_name="loveletter-arena", prog_name="arena")
 def cli() -> None:
@@ -99,6 +133,7 @@ def cli() -> None:
 )
 @click.option("--reveal", is_flag=True, help="Show hidden cards (deals, draws, private looks).")
 @move_time_option
+@isolation_options
 @json_option
 def play(
     bots: tuple[str, ...],
@@ -110,15 +145,20 @@ def play(
     moves: str | None,
     reveal: bool,
     move_time: float,
+    sandbox: str,
+    memory_mb: int,
+    max_faults: int | None,
     as_json: bool,
 ) -> None:
     """Play one round (or a match) between BOTS, one per seat, and print the log.
 
-    Each BOT is a registered bot name, optionally with parameters: NAME[param=value,...].
+    Each BOT is a registered bot name, optionally with parameters: NAME[param=value,...]. Every
+    bot runs in its own (sandboxed) process; see `arena bots` for what is installed.
     """
+    from arena.catalog import load_catalog
     from arena.game import Action, Variant, parse_deck
-    from arena.plugins import load_registry
-    from arena.referee import InProcessHandle, Referee
+    from arena.hosted import HostHandle
+    from arena.referee import Referee
 
     rules = Variant.get(variant)
     rules.check_players(len(bots))
@@ -132,12 +172,32 @@ def play(
     opening = [Action.from_str(m) for m in (moves or "").replace(";", " ").split()]
     if opening and cards is None:
         raise click.UsageError("--moves needs --deck (the moves only make sense on a known deal)")
-    registry = load_registry()
-    handles = []
-    for text in bots:
-        spec, bot = registry.build(text)
-        handles.append(InProcessHandle(bot, str(spec)))
-    referee = Referee(rules, move_time=move_time)
+    box = _sandbox(sandbox)
+    catalog = load_catalog(box)
+    specs = [catalog.resolve(text) for text in bots]
+    handles = [
+        HostHandle(str(spec), entry.plugin, sandbox=box, memory_mb=memory_mb)
+        for spec, entry in specs
+    ]
+    referee = Referee(rules, move_time=move_time, max_faults=max_faults)
+    try:
+        _play(referee, handles, cards, seed, first, opening, whole_match, reveal, as_json)
+    finally:
+        for handle in handles:
+            handle.close()
+
+
+def _play(
+    referee: Any,
+    handles: list[Any],
+    cards: Any,
+    seed: int,
+    first: int,
+    opening: list[Any],
+    whole_match: bool,
+    reveal: bool,
+    as_json: bool,
+) -> None:
     if whole_match:
         match = referee.play_match(handles, seed=seed)
         if as_json:
@@ -164,6 +224,49 @@ def play(
         click.echo("deck (top first): " + " ".join(str(c) for c in record.deck))
     for line in record.log_lines(reveal):
         click.echo(line)
+
+
+@cli.command()
+@click.option(
+    "--sandbox",
+    type=click.Choice(["auto", "bwrap", "none"]),
+    default="auto",
+    show_default=True,
+    help="Where plugins are asked what they register (see `arena play --help`).",
+)
+@json_option
+def bots(sandbox: str, as_json: bool) -> None:
+    """List every bot installed here: its plugin, distribution, version, description and
+    parameters, and every plugin that failed to load (with its error).
+
+    Plugins are found through the `arena.bots` entry points and asked in their own processes,
+    so a broken plugin cannot break this command or the others.
+    """
+    from arena.catalog import load_catalog
+
+    catalog = load_catalog(_sandbox(sandbox))
+    if as_json:
+        data = {
+            "bots": [b.to_json() for b in catalog.bots.values()],
+            "errors": [
+                {"plugin": e.plugin, "distribution": e.distribution, "error": e.error}
+                for e in catalog.errors
+            ],
+        }
+        click.echo(json.dumps(data, indent=2))
+        return
+    for entry in sorted(catalog.bots.values(), key=lambda b: b.name):
+        origin = f"{entry.distribution} {entry.version}".strip() or "unknown distribution"
+        click.echo(f"{entry.name:<14} {entry.description}")
+        click.echo(f"{'':<14} plugin {entry.plugin!r} from {origin}")
+        if entry.params:
+            settings = ", ".join(f"{k}={v!r}" for k, v in entry.params.items())
+            click.echo(f"{'':<14} parameters: {settings}")
+    for error in catalog.errors:
+        origin = f" ({error.distribution})" if error.distribution else ""
+        click.echo(f"plugin {error.plugin!r}{origin} failed to load: {error.error}")
+    if not catalog.bots:
+        click.echo("no bots installed")
 
 
 @cli.command()

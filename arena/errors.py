@@ -54,3 +54,21 @@ class BotCrashedError(BotError):
     """The bot raised an exception or its process died."""
 
     kind = "crash"
+
+
+class BotExitedError(BotError):
+    """The bot's host process ended (it exited, was killed, or ran out of memory)."""
+
+    kind = "exited"
+
+
+class BotProtocolError(BotError):
+    """The bot's host broke the protocol (a line that is not a message, the wrong message)."""
+
+    kind = "protocol"
+
+
+class BotDisqualifiedError(BotError):
+    """The bot had too many faults earlier in the run; its games are forfeits."""
+
+    kind = "disqualified"

@@ -90,18 +90,46 @@ def _distribution_of(ep: md.EntryPoint) -> tuple[str, str]:
     return dist.metadata["Name"] or "", dist.version or ""
 
 
+@dataclass(frozen=True)
+class PluginInfo:
+    """An ``arena.bots`` entry point as its metadata describes it (nothing imported)."""
+
+    name: str
+    value: str
+    distribution: str
+    version: str
+
+
+def plugin_entry_points() -> list[PluginInfo]:
+    """Every ``arena.bots`` entry point, by name, read from installed metadata only."""
+    out = []
+    for ep in sorted(md.entry_points(group=GROUP), key=lambda e: e.name):
+        dist, version = _distribution_of(ep)
+        out.append(PluginInfo(ep.name, ep.value, dist, version))
+    return out
+
+
 def load_registry(
-    extra_plugins: Iterable[tuple[str, object]] = (), entry_points: bool = True
+    extra_plugins: Iterable[tuple[str, object]] = (),
+    entry_points: bool = True,
+    only: str | None = None,
 ) -> Registry:
     """Load the ``arena.bots`` plugins (and ``extra_plugins``, as ``(name, plugin)`` pairs) and
     collect their bots and deck sets. A plugin that fails is listed in ``errors``; the rest load.
+    With ``only``, just the entry point of that name is loaded (a bot host loads its own plugin
+    and no other); :class:`UnknownBotError` if there is none.
     """
     registry = Registry()
     pm = pluggy.PluginManager("arena")
     pm.add_hookspecs(hookspecs)
     origin: dict[str, tuple[str, str]] = {}
     if entry_points:
-        for ep in sorted(md.entry_points(group=GROUP), key=lambda e: e.name):
+        found = sorted(md.entry_points(group=GROUP), key=lambda e: e.name)
+        if only is not None:
+            found = [ep for ep in found if ep.name == only]
+            if not found:
+                raise UnknownBotError(f"no {GROUP!r} entry point is called {only!r}")
+        for ep in found:
             dist, version = _distribution_of(ep)
             try:
                 pm.register(ep.load(), name=ep.name)

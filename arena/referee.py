@@ -16,6 +16,7 @@ from typing import Any
 
 from arena.errors import (
     BotCrashedError,
+    BotDisqualifiedError,
     BotError,
     BotTimeoutError,
     GameOverError,
@@ -30,6 +31,51 @@ from arena.seeds import derive_seed
 GRACE = 0.25
 
 
+class Turn:
+    """The referee's request to the bot of ``seat``: the seat's view of ``game`` now.
+
+    :attr:`observation` is built on first use (an in-process bot needs it); a host handle sends
+    the engine's compact form instead (:meth:`view`, :meth:`legal`, :meth:`rows_since`), from
+    which the host builds the same observation.
+    """
+
+    def __init__(
+        self, game: Game, seat: int, tokens: tuple[int, ...] = (), round_number: int = 1
+    ) -> None:
+        self.game = game
+        self.seat = seat
+        self.tokens = tokens
+        self.round_number = round_number
+        self._observation: Observation | None = None
+        self._legal: list[int] | None = None
+
+    @property
+    def observation(self) -> Observation:
+        """The seat's :class:`Observation`, with its legal actions."""
+        if self._observation is None:
+            self._observation = self.game.observation(self.seat, self.tokens, self.round_number)
+        return self._observation
+
+    def view(self) -> list[int]:
+        """The engine's view array of the seat."""
+        return self.game.view(self.seat).tolist()
+
+    def legal(self) -> list[int]:
+        """The seat's legal actions, packed."""
+        if self._legal is None:
+            self._legal = self.game.legal_packed() if self.game.turn == self.seat else []
+        return self._legal
+
+    def rows_since(self, start: int) -> list[list[int]]:
+        """The raw event rows from index ``start`` of the round's log that the seat may see."""
+        bit = 1 << self.seat
+        return [row for row in self.game.rows[start:] if row[5] & bit]
+
+    def is_legal(self, action: Action) -> bool:
+        """Whether ``action`` is one of the seat's legal actions."""
+        return action.to_int() in self.legal()
+
+
 class BotHandle(ABC):
     """The referee's side of one bot."""
 
@@ -41,11 +87,15 @@ class BotHandle(ABC):
         """Prepare for a new round in ``seat``; ``seed`` seeds the bot's randomness for it."""
 
     @abstractmethod
-    def act(self, observation: Observation, time_limit: float | None) -> Any:
-        """Ask for an action; return the bot's answer (an Action or an action string).
+    def act(self, turn: Turn, time_limit: float | None) -> Any:
+        """Ask for an action for ``turn``; return the bot's answer (an Action or a string).
 
         Raise :class:`~arena.errors.BotError` (a timeout, a crash) when the bot fails.
         """
+
+    def after_fault(self) -> None:  # noqa: B027 - optional for handles that hold nothing
+        """The referee recorded a fault of this bot: drop whatever state it may have broken
+        (a host process is killed and a fresh one starts with the next round)."""
 
     def close(self) -> None:  # noqa: B027 - optional for handles that hold nothing
         """Release what the handle holds (a process, a pipe)."""
@@ -71,8 +121,9 @@ class InProcessHandle(BotHandle):
             except Exception as exc:
                 raise BotCrashedError(f"reset raised {type(exc).__name__}: {exc}") from exc
 
-    def act(self, observation: Observation, time_limit: float | None) -> Any:
+    def act(self, turn: Turn, time_limit: float | None) -> Any:
         """Call the bot's ``act``; an exception becomes :class:`BotCrashedError`."""
+        observation = turn.observation
         start = time.perf_counter()
         try:
             answer = self.bot.act(observation)
@@ -95,12 +146,26 @@ def _parse_answer(answer: Any) -> Action:
 class Referee:
     """Plays rounds and matches between bot handles under one set of rules and limits.
 
-    ``move_time`` is the time limit per move in seconds (``None``: no limit).
+    ``move_time`` is the time limit per move in seconds (``None``: no limit). A bot (by its
+    recorded name) that has had ``max_faults`` faults in rounds this referee played is
+    disqualified: in every later round its seat forfeits at once, recorded as ``disqualified``.
     """
 
-    def __init__(self, variant: Variant | str = "classic", move_time: float | None = 1.0) -> None:
+    def __init__(
+        self,
+        variant: Variant | str = "classic",
+        move_time: float | None = 1.0,
+        max_faults: int | None = None,
+    ) -> None:
         self.variant = Variant.get(variant)
         self.move_time = move_time
+        self.max_faults = max_faults
+        #: Faults so far per bot name (disqualifications not counted).
+        self.fault_counts: dict[str, int] = {}
+
+    def disqualified(self, name: str) -> bool:
+        """Whether the bot called ``name`` has used up its faults."""
+        return self.max_faults is not None and self.fault_counts.get(name, 0) >= self.max_faults
 
     def play_round(
         self,
@@ -143,20 +208,31 @@ class Referee:
 
         def fault(seat: int, kind: str, message: str) -> None:
             faults.append(Fault(seat, kind, message, len(game.actions)))
+            if kind != BotDisqualifiedError.kind:
+                name = handles[seat].name
+                self.fault_counts[name] = self.fault_counts.get(name, 0) + 1
+                handles[seat].after_fault()
             if not game.over and game.alive[seat]:
                 game.forfeit(seat)
 
         for seat, handle in enumerate(handles):
+            if self.disqualified(handle.name):
+                fault(
+                    seat,
+                    BotDisqualifiedError.kind,
+                    f"disqualified after {self.fault_counts[handle.name]} faults",
+                )
+                continue
             try:
                 handle.start(seat, n, self.variant.name, derive_seed(seed, "bot", seat))
             except BotError as exc:
                 fault(seat, exc.kind, str(exc))
         while not game.over:
             seat = game.turn
-            observation = game.observation(seat, tokens, round_number)
+            turn = Turn(game, seat, tokens, round_number)
             begun = time.perf_counter()
             try:
-                answer = handles[seat].act(observation, self.move_time)
+                answer = handles[seat].act(turn, self.move_time)
             except BotError as exc:
                 times[seat] += time.perf_counter() - begun
                 fault(seat, exc.kind, str(exc))
@@ -168,7 +244,7 @@ class Referee:
             except InvalidActionError as exc:
                 fault(seat, "malformed", str(exc))
                 continue
-            if action not in observation.legal_actions:
+            if not turn.is_legal(action):
                 fault(seat, "illegal", f"{action} is not among the legal actions")
                 continue
             game.play(action)

@@ -42,6 +42,9 @@ class Action:
             )
 
     def __str__(self) -> str:
+        return _text(self)
+
+    def _str(self) -> str:
         text = str(self.card)
         if self.target is not None:
             text += f"->{self.target}"
@@ -54,6 +57,12 @@ class Action:
         """Parse ``Card[->seat[:Card]]``; cards by name or value. Raises InvalidActionError."""
         if not isinstance(text, str):
             raise InvalidActionError(f"an action is a string, not {type(text).__name__}")
+        if len(text) <= 40:
+            return _parse(text)
+        return cls._parse(text)
+
+    @classmethod
+    def _parse(cls, text: str) -> Action:
         m = _PATTERN.match(text)
         if not m:
             raise InvalidActionError(
@@ -88,3 +97,13 @@ class Action:
 @lru_cache(maxsize=4096)
 def _unpack(packed: int) -> Action:
     return Action._from_int(packed)
+
+
+@lru_cache(maxsize=4096)
+def _parse(text: str) -> Action:
+    return Action._parse(text)
+
+
+@lru_cache(maxsize=4096)
+def _text(action: Action) -> str:
+    return action._str()

@@ -19,6 +19,8 @@ def check_deck(cards: Sequence[Card], variant: Variant | str = "classic") -> tup
     Raises :class:`InvalidDeckError` naming what is missing or extra otherwise.
     """
     deck = Variant.get(variant).cards
+    if sorted(cards) == list(deck):
+        return tuple(_CARDS[c] for c in cards)
     got = Counter(cards)
     want = Counter(deck)
     if got != want or len(cards) != len(deck):
@@ -53,6 +55,9 @@ def parse_deck(
 
 def shuffled_deck(seed: int, variant: Variant | str = "classic") -> tuple[Card, ...]:
     """The variant's cards in an order determined by ``seed``."""
-    values = np.array([int(c) for c in Variant.get(variant).cards], dtype=np.int32)
+    values = np.array(Variant.get(variant).cards, dtype=np.int32)
     shuffle(new_rng(seed), values, 0, len(values))
-    return tuple(Card(int(v)) for v in values)
+    return tuple([_CARDS[v] for v in values.tolist()])
+
+
+_CARDS: tuple[Card, ...] = (Card.GUARD, *Card)  # by value; index 0 is never a card

@@ -36,6 +36,8 @@ class EventKind(IntEnum):
 
 
 _KINDS = {int(k): k for k in EventKind}
+#: Events already made from engine rows, by (row..., players); a few thousand at most.
+_FROM_ROW: dict[tuple[int, ...], Event] = {}
 END_REASONS = {L.END_LAST_STANDING: "last_standing", L.END_DECK_EMPTY: "deck_empty"}
 
 
@@ -76,7 +78,15 @@ class Event:
 
     @classmethod
     def from_row(cls, row: Sequence[int], players: int) -> Event:
-        """An event from one engine event row."""
+        """An event from one engine event row (events are immutable, so equal rows share one)."""
+        key = (*row[:6], players)
+        event = _FROM_ROW.get(key)
+        if event is None:
+            event = _FROM_ROW[key] = cls._from_row(row, players)
+        return event
+
+    @classmethod
+    def _from_row(cls, row: Sequence[int], players: int) -> Event:
         kind, seat, target, card, value, vis = row[:6]
         everyone = (1 << players) - 1
         visible = (

@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, field
+from collections.abc import Sequence
+from dataclasses import dataclass, field, fields
 from typing import Any
 
 import numpy as np
@@ -13,9 +14,10 @@ from arena.engine.view import unseen_from_view
 from arena.game.actions import Action
 from arena.game.cards import Card
 from arena.game.events import END_REASONS, Event
-from arena.game.variants import Variant
+from arena.game.variants import VARIANTS, Variant
 
 _END_CODES = {name: code for code, name in END_REASONS.items()}
+_VARIANT_NAMES = {v.code: v.name for v in VARIANTS.values()}
 
 
 _CARDS: tuple[Card | None, ...] = (None, *Card)
@@ -83,39 +85,56 @@ class Observation:
     @classmethod
     def from_view(
         cls,
-        view: np.ndarray,
-        legal: list[Action] | tuple[Action, ...] = (),
-        events: tuple[Event, ...] = (),
-        tokens: tuple[int, ...] = (),
+        view: np.ndarray | Sequence[int],
+        legal: Sequence[Action] = (),
+        events: Sequence[Event] = (),
+        tokens: Sequence[int] = (),
         round: int = 1,
     ) -> Observation:
-        """Build an observation from an engine view array and what the referee adds."""
-        v = view.tolist()
+        """Build an observation from an engine view (the array or its list of ints) and what
+        the referee adds: the legal actions, the events the seat may see, tokens, round number."""
+        v = view.tolist() if isinstance(view, np.ndarray) else view
         n = v[L.V_NPLAYERS]
-        variant = Variant.by_code(v[L.V_VARIANT]).name
-        return cls(
-            variant=variant,
-            players=n,
-            seat=v[L.V_SEAT],
-            turn=v[L.V_TURN],
-            hand=tuple(_CARD[c] for c in v[L.V_HAND : L.V_HAND + 2] if c),
-            legal_actions=tuple(legal),
-            alive=tuple(bool(x) for x in v[L.V_ALIVE : L.V_ALIVE + n]),
-            protected=tuple(bool(x) for x in v[L.V_PROT : L.V_PROT + n]),
-            discard_totals=tuple(v[L.V_DTOTAL : L.V_DTOTAL + n]),
-            pile=tuple((p >> 4, _CARD[p & 15]) for p in v[L.V_PILE : L.V_PILE + v[L.V_NPILE]]),
-            face_up=tuple(_CARD[c] for c in v[L.V_FACEUP : L.V_FACEUP + v[L.V_NFACEUP]]),
-            deck_size=v[L.V_DECK_SIZE],
-            set_aside_taken=bool(v[L.V_ASIDE_TAKEN]),
-            known=tuple(_card_or_none(c) for c in v[L.V_KNOWN : L.V_KNOWN + n]),
-            known_by=tuple(_card_or_none(c) for c in v[L.V_KNOWN_BY : L.V_KNOWN_BY + n]),
-            unseen=tuple(v[L.V_UNSEEN + 1 : L.V_UNSEEN + 9]),
-            end_reason=END_REASONS.get(v[L.V_END]),
-            winners=tuple(s for s in range(n) if v[L.V_WINNERS] >> s & 1),
-            events=tuple(events),
-            tokens=tuple(tokens),
-            round=round,
+        card = _CARDS
+        alive = L.V_ALIVE
+        prot = L.V_PROT
+        known = L.V_KNOWN
+        known_by = L.V_KNOWN_BY
+        npile = v[L.V_NPILE]
+        winners = v[L.V_WINNERS]
+        # The fields in order, set without the frozen dataclass's per-field __setattr__ (this
+        # runs for every move of every bot).
+        observation = object.__new__(cls)
+        observation.__dict__.update(
+            zip(
+                _FIELD_NAMES,
+                (
+                    _VARIANT_NAMES[v[L.V_VARIANT]],
+                    n,
+                    v[L.V_SEAT],
+                    v[L.V_TURN],
+                    tuple([card[c] for c in v[L.V_HAND : L.V_HAND + 2] if c]),
+                    tuple(legal),
+                    tuple([x != 0 for x in v[alive : alive + n]]),
+                    tuple([x != 0 for x in v[prot : prot + n]]),
+                    tuple(v[L.V_DTOTAL : L.V_DTOTAL + n]),
+                    tuple([(p >> 4, card[p & 15]) for p in v[L.V_PILE : L.V_PILE + npile]]),
+                    tuple([card[c] for c in v[L.V_FACEUP : L.V_FACEUP + v[L.V_NFACEUP]]]),
+                    v[L.V_DECK_SIZE],
+                    v[L.V_ASIDE_TAKEN] != 0,
+                    tuple([card[c] for c in v[known : known + n]]),
+                    tuple([card[c] for c in v[known_by : known_by + n]]),
+                    tuple(v[L.V_UNSEEN + 1 : L.V_UNSEEN + 9]),
+                    END_REASONS.get(v[L.V_END]),
+                    tuple([s for s in range(n) if winners >> s & 1]),
+                    tuple(events),
+                    tuple(tokens),
+                    round,
+                ),
+                strict=True,
+            )
         )
+        return observation
 
     def to_view(self) -> np.ndarray:
         """The engine view array this observation was built from."""
@@ -152,9 +171,10 @@ class Observation:
 
     # --- JSON -------------------------------------------------------------------------------
 
-    def to_json(self) -> dict[str, Any]:
-        """A JSON-ready dict (cards as their values, actions as strings)."""
-        return {
+    def to_json(self, events: bool = True) -> dict[str, Any]:
+        """A JSON-ready dict (cards as their values, actions as strings); without ``events``
+        the ``events`` entry is left out (the host protocol sends only new events)."""
+        data = {
             "variant": self.variant,
             "players": self.players,
             "seat": self.seat,
@@ -173,10 +193,12 @@ class Observation:
             "unseen": list(self.unseen),
             "end_reason": self.end_reason,
             "winners": list(self.winners),
-            "events": [e.to_json() for e in self.events],
             "tokens": list(self.tokens),
             "round": self.round,
         }
+        if events:
+            data["events"] = [e.to_json() for e in self.events]
+        return data
 
     @classmethod
     def from_json(cls, data: dict[str, Any] | str) -> Observation:
@@ -205,3 +227,6 @@ class Observation:
             tokens=tuple(int(t) for t in d.get("tokens", ())),
             round=int(d.get("round", 1)),
         )
+
+
+_FIELD_NAMES = tuple(f.name for f in fields(Observation))

@@ -55,6 +55,9 @@ class Game:
         self._ev = np.zeros((EVENTS_PER_CALL, L.EVENT_WIDTH), dtype=np.int32)
         self._acts = np.zeros(L.MAX_ACTIONS, dtype=np.int32)
         self.events: list[Event] = []
+        #: The engine's raw event rows, parallel to :attr:`events` (kind, seat, target, card,
+        #: value, visibility mask).
+        self.rows: list[list[int]] = []
         self.actions: list[tuple[int, Action]] = []
         deck_arr = np.array([int(c) for c in self.deck], dtype=np.int32)
         self._log(new_round(self.state, deck_arr, players, self.variant.code, first, self._ev))
@@ -62,7 +65,9 @@ class Game:
     def _log(self, count: int) -> list[Event]:
         if count > EVENTS_PER_CALL:  # pragma: no cover - the engine's bound is fixed
             raise RuntimeError(f"engine wrote {count} events, more than {EVENTS_PER_CALL}")
-        new = [Event.from_row(row, self.players) for row in self._ev[:count].tolist()]
+        rows = self._ev[:count].tolist()
+        new = [Event.from_row(row, self.players) for row in rows]
+        self.rows.extend(rows)
         self.events.extend(new)
         return new
 
@@ -101,8 +106,12 @@ class Game:
 
     def legal_actions(self) -> list[Action]:
         """The legal actions of the seat to move, in the engine's order."""
+        return [Action.from_int(a) for a in self.legal_packed()]
+
+    def legal_packed(self) -> list[int]:
+        """The legal actions of the seat to move in the engine's packed form, in order."""
         k = legal_actions(self.state, self._acts)
-        return [Action.from_int(int(a)) for a in self._acts[:k]]
+        return self._acts[:k].tolist()
 
     def view(self, seat: int) -> np.ndarray:
         """The engine's view array for ``seat``."""
@@ -128,9 +137,9 @@ class Game:
             raise GameOverError("the round is over")
         act = Action.from_str(action) if isinstance(action, str) else action
         packed = act.to_int()
-        k = legal_actions(self.state, self._acts)
-        if packed not in self._acts[:k]:
-            legal = ", ".join(str(Action.from_int(int(a))) for a in self._acts[:k])
+        allowed = self.legal_packed()
+        if packed not in allowed:
+            legal = ", ".join(str(Action.from_int(a)) for a in allowed)
             raise IllegalActionError(
                 f"{act} is not legal for seat {self.turn} now (legal: {legal})"
             )

@@ -22,7 +22,7 @@ class Variant:
     @property
     def cards(self) -> tuple[Card, ...]:
         """The deck in value order."""
-        return tuple(Card(v) for v in range(1, 9) for _ in range(int(CARD_COUNTS[v])))
+        return _STANDARD_CARDS
 
     def face_up(self, players: int) -> int:
         """How many cards are set aside face up for ``players`` players."""
@@ -61,6 +61,8 @@ class Variant:
             known = ", ".join(VARIANTS)
             raise UnknownVariantError(f"unknown variant {name!r} (known: {known})") from None
 
+
+_STANDARD_CARDS = tuple(Card(v) for v in range(1, 9) for _ in range(int(CARD_COUNTS[v])))
 
 CLASSIC = Variant(
     "classic",

@@ -1,0 +1,149 @@
+"""The bot host: one process per bot, run as ``python -m arena.host``.
+
+It loads ONE plugin (an ``arena.bots`` entry point) with pluggy, builds the bot, and answers the
+referee over the protocol of :mod:`arena.protocol` on its standard input and output. Before the
+plugin is imported, the protocol's file descriptors are moved out of the way: the bot's ``print``
+and any other output to fd 1 or 2 end up on standard error, which the referee keeps as the bot's
+bounded log, and fd 0 reads nothing. ``--list`` instead prints one ``listing`` message describing
+what the plugin registers (the referee's process learns bot names this way without importing
+anything third-party).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import traceback
+from typing import Any, BinaryIO
+
+from arena import protocol as P
+from arena.engine.layout import V_NPLAYERS
+
+
+def _limit_memory(megabytes: int) -> None:
+    if megabytes <= 0:
+        return
+    try:
+        import resource
+
+        limit = megabytes << 20
+        resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
+    except (ImportError, ValueError, OSError):  # pragma: no cover - platform without rlimits
+        pass
+
+
+def _take_protocol_streams() -> tuple[BinaryIO, BinaryIO]:
+    """Keep private copies of fds 0 and 1 for the protocol; point fd 0 at /dev/null and fd 1 at
+    standard error, so nothing the bot does can read or corrupt the protocol."""
+    proto_in = os.fdopen(os.dup(0), "rb")
+    proto_out = os.fdopen(os.dup(1), "wb")
+    null = os.open(os.devnull, os.O_RDONLY)
+    os.dup2(null, 0)
+    os.close(null)
+    sys.stdout.flush()
+    os.dup2(2, 1)
+    return proto_in, proto_out
+
+
+def _error_text(exc: BaseException) -> str:
+    frames = traceback.extract_tb(exc.__traceback__)
+    where = f" (at {frames[-1].filename}:{frames[-1].lineno})" if frames else ""
+    return f"{type(exc).__name__}: {exc}{where}"
+
+
+def _load(plugin: str) -> Any:
+    """The registry of the one entry point called ``plugin``."""
+    from arena.plugins import load_registry
+
+    return load_registry(only=plugin)
+
+
+def _listing(plugin: str) -> bytes:
+    try:
+        registry = _load(plugin)
+    except BaseException as exc:  # a plugin may even call sys.exit at import
+        return P.encode(P.LISTING, bots=[], error=_error_text(exc))
+    bots = [
+        {"name": b.name, "description": b.description, "params": b.params}
+        for b in registry.bots.values()
+    ]
+    error = "; ".join(e.error for e in registry.errors) or None
+    return P.encode(P.LISTING, bots=bots, error=error)
+
+
+def _serve(plugin: str, spec_text: str, proto_in: BinaryIO, proto_out: BinaryIO) -> int:
+    from arena.game import Action, Observation
+    from arena.game.events import Event
+
+    def send(message_type: str, /, **fields: Any) -> None:
+        proto_out.write(P.encode(message_type, **fields))
+        proto_out.flush()
+
+    try:
+        registry = _load(plugin)
+        if registry.errors and not registry.bots:
+            raise RuntimeError(registry.errors[0].error)
+        spec, bot = registry.build(spec_text)
+    except BaseException as exc:
+        send(P.ERROR, kind="setup", message=_error_text(exc))
+        return 1
+    send(P.HELLO, protocol=P.PROTOCOL_VERSION, bot=str(spec), plugin=plugin, pid=os.getpid())
+    events: list[Event] = []
+    for line in proto_in:
+        try:
+            message = P.decode(line)
+        except P.ProtocolError as exc:
+            send(P.ERROR, kind="protocol", message=str(exc))
+            continue
+        kind = message["type"]
+        try:
+            if kind == P.ACT:
+                view = message["view"]
+                players = view[V_NPLAYERS]
+                events.extend(Event.from_row(row, players) for row in message["events"])
+                observation = Observation.from_view(
+                    view,
+                    [Action.from_int(a) for a in message["legal"]],
+                    events,
+                    message["tokens"],
+                    message["round"],
+                )
+                answer = bot.act(observation)
+                send(P.ACTION, action=str(answer))
+            elif kind == P.START:
+                events = []
+                reset = getattr(bot, "reset", None)
+                if reset is not None:
+                    reset(int(message["seed"]))
+                send(P.READY)
+            elif kind == P.QUIT:
+                return 0
+            else:
+                send(P.ERROR, kind="protocol", message=f"unknown message type {kind!r}")
+        except Exception as exc:
+            send(P.ERROR, kind="crash", message=_error_text(exc))
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run a host (see the module docstring); returns the exit code."""
+    parser = argparse.ArgumentParser(prog="python -m arena.host", description=__doc__)
+    parser.add_argument("--plugin", required=True, help="the arena.bots entry point to load")
+    parser.add_argument("--bot", help="the bot to serve: NAME or NAME[param=value,...]")
+    parser.add_argument("--list", action="store_true", help="describe the plugin's bots and exit")
+    parser.add_argument("--memory-mb", type=int, default=0, help="address-space limit (0: none)")
+    args = parser.parse_args(argv)
+    proto_in, proto_out = _take_protocol_streams()
+    _limit_memory(args.memory_mb)
+    if args.list:
+        proto_out.write(_listing(args.plugin))
+        proto_out.flush()
+        return 0
+    if not args.bot:
+        parser.error("--bot is required unless --list is given")
+    return _serve(args.plugin, args.bot, proto_in, proto_out)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,294 @@
+"""The referee's side of a bot that runs in its own host process (:mod:`arena.host`).
+
+:class:`HostHandle` starts the host (in the sandbox of :mod:`arena.sandbox`), speaks the protocol
+of :mod:`arena.protocol` with it, never waits past a deadline, and turns every way a host can fail
+into a :class:`~arena.errors.BotError`: a timeout, a crash reported by the host, the process
+exiting, or a line that breaks the protocol. After a fault the host is killed and a fresh one is
+started for the next round. What the bot writes to stdout or stderr is kept in a bounded log.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import select
+import signal
+import subprocess
+import sys
+import threading
+import time
+from collections import deque
+from typing import Any
+
+from arena import protocol as P
+from arena.errors import (
+    BotCrashedError,
+    BotExitedError,
+    BotProtocolError,
+    BotTimeoutError,
+)
+from arena.referee import GRACE, BotHandle, Turn
+from arena.sandbox import Sandbox, choose_sandbox
+
+#: Seconds a host may take to start (import its plugin, build its bot) before it is a fault.
+STARTUP_TIME = 60.0
+#: Default address-space limit of a host, in MiB.
+MEMORY_MB = 2048
+#: Bytes of a bot's output kept (the most recent ones).
+LOG_BYTES = 64 * 1024
+
+
+class BotLog:
+    """The last ``limit`` bytes a bot wrote to stdout or stderr, and how many were dropped."""
+
+    def __init__(self, limit: int = LOG_BYTES) -> None:
+        self.limit = limit
+        self._chunks: deque[bytes] = deque()
+        self._size = 0
+        self.dropped = 0
+        self._lock = threading.Lock()
+
+    def write(self, data: bytes) -> None:
+        """Keep ``data``, dropping the oldest bytes past the limit."""
+        with self._lock:
+            self._chunks.append(data)
+            self._size += len(data)
+            while self._size > self.limit and self._chunks:
+                excess = self._size - self.limit
+                head = self._chunks[0]
+                if len(head) <= excess:
+                    self._chunks.popleft()
+                    self._size -= len(head)
+                    self.dropped += len(head)
+                else:
+                    self._chunks[0] = head[excess:]
+                    self._size -= excess
+                    self.dropped += excess
+
+    def text(self) -> str:
+        """The kept output as text (with a note when older output was dropped)."""
+        with self._lock:
+            body = b"".join(self._chunks).decode("utf-8", "replace")
+            dropped = self.dropped
+        return (f"[{dropped} earlier bytes dropped]\n" if dropped else "") + body
+
+    def tail(self, lines: int = 5) -> str:
+        """The last few lines, on one line, for a fault message."""
+        kept = [x for x in self.text().splitlines() if x.strip()]
+        return " | ".join(kept[-lines:])
+
+
+def _pump(stream: Any, log: BotLog) -> None:
+    try:
+        while True:
+            data = os.read(stream.fileno(), 65536)
+            if not data:
+                return
+            log.write(data)
+    except (OSError, ValueError):
+        return
+
+
+class HostHandle(BotHandle):
+    """A bot in its own host process, named by ``spec`` (``NAME[param=value,...]``) from the
+    entry point ``plugin``.
+
+    The host starts lazily at the first round and after every fault. ``startup_time`` bounds its
+    start; the move time limit comes from the referee.
+    """
+
+    def __init__(
+        self,
+        spec: str,
+        plugin: str,
+        name: str | None = None,
+        sandbox: Sandbox | None = None,
+        memory_mb: int = MEMORY_MB,
+        startup_time: float = STARTUP_TIME,
+        log: BotLog | None = None,
+    ) -> None:
+        self.spec = spec
+        self.plugin = plugin
+        self.name = name or spec
+        self.sandbox = sandbox if sandbox is not None else choose_sandbox()
+        self.memory_mb = memory_mb
+        self.startup_time = startup_time
+        self.log = log or BotLog()
+        self._proc: subprocess.Popen[bytes] | None = None
+        self._buffer = b""
+        self._sent = 0  # events of the current round already sent
+        self._awaiting_ready = False  # a "start" was sent and its "ready" not yet read
+        self.starts = 0  # how many host processes were started
+
+    # --- process ------------------------------------------------------------------------------
+
+    @property
+    def running(self) -> bool:
+        """Whether the host process is alive."""
+        return self._proc is not None and self._proc.poll() is None
+
+    def _launch(self) -> None:
+        argv = [sys.executable, "-m", "arena.host", "--plugin", self.plugin, "--bot", self.spec]
+        argv += ["--memory-mb", str(self.memory_mb)]
+        self._buffer = b""
+        self._proc = subprocess.Popen(
+            self.sandbox.command(argv),
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            env=self.sandbox.environment(),
+            cwd=self.sandbox.working_directory(),
+            start_new_session=True,
+        )
+        self.starts += 1
+        threading.Thread(target=_pump, args=(self._proc.stderr, self.log), daemon=True).start()
+        hello = self._receive(self.startup_time, "to start")
+        if hello["type"] == P.ERROR:
+            self._kill()
+            raise BotCrashedError(f"the bot could not be set up: {hello.get('message', '')}")
+        if hello["type"] != P.HELLO:
+            self._kill()
+            raise BotProtocolError(f"expected hello, got {hello['type']!r}")
+        if hello.get("protocol") != P.PROTOCOL_VERSION:
+            self._kill()
+            raise BotProtocolError(
+                f"host speaks protocol {hello.get('protocol')!r}, not {P.PROTOCOL_VERSION}"
+            )
+
+    def _kill(self) -> None:
+        proc, self._proc = self._proc, None
+        self._awaiting_ready = False
+        if proc is None:
+            return
+        if proc.poll() is None:
+            try:
+                os.killpg(proc.pid, signal.SIGKILL)
+            except (ProcessLookupError, PermissionError):
+                proc.kill()
+        for stream in (proc.stdin, proc.stdout):
+            if stream is not None:
+                stream.close()
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            proc.wait(timeout=5)
+
+    # --- lines with deadlines -----------------------------------------------------------------
+
+    def _send(self, data: bytes) -> None:
+        assert self._proc is not None and self._proc.stdin is not None
+        try:
+            self._proc.stdin.write(data)
+            self._proc.stdin.flush()
+        except (BrokenPipeError, OSError):
+            self._exited("while being sent a message")
+
+    def _exited(self, when: str) -> None:
+        proc = self._proc
+        code = proc.wait(timeout=5) if proc is not None else None
+        self._kill()
+        time.sleep(0.01)  # let the log pump take the last output
+        tail = self.log.tail()
+        detail = f"; last output: {tail}" if tail else ""
+        if code is not None and code < 0:
+            reason = f"killed by signal {-code}"
+        else:
+            reason = f"exited with code {code}"
+        raise BotExitedError(f"the bot's process {reason} {when}{detail}")
+
+    def _receive(self, limit: float, what: str) -> dict[str, Any]:
+        """The next message, waiting at most ``limit`` seconds."""
+        assert self._proc is not None and self._proc.stdout is not None
+        fd = self._proc.stdout.fileno()
+        deadline = time.monotonic() + limit
+        while b"\n" not in self._buffer:
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                self._kill()
+                raise BotTimeoutError(f"no answer {what} within {limit:g} s")
+            ready, _, _ = select.select([fd], [], [], remaining)
+            if not ready:
+                continue
+            data = os.read(fd, 65536)
+            if not data:
+                self._exited(what)
+            self._buffer += data
+        line, _, self._buffer = self._buffer.partition(b"\n")
+        try:
+            return P.decode(line)
+        except P.ProtocolError as exc:
+            self._kill()
+            raise BotProtocolError(str(exc)) from None
+
+    # --- BotHandle ----------------------------------------------------------------------------
+
+    def start(self, seat: int, players: int, variant: str, seed: int) -> None:
+        """Start the host if needed and tell it a round begins.
+
+        The host's ``ready`` is not awaited here but read before the bot's first answer (or at
+        the next round's start), so a round costs no extra round trip; a bot whose ``reset``
+        fails is still faulted before it moves.
+        """
+        if self._awaiting_ready and self.running:
+            self._await_ready()
+        if not self.running:
+            self._kill()
+            self._launch()
+        self._sent = 0
+        self._send(P.encode(P.START, seat=seat, players=players, variant=variant, seed=seed))
+        self._awaiting_ready = True
+
+    def _await_ready(self) -> None:
+        self._awaiting_ready = False
+        answer = self._receive(max(self.startup_time, 1.0), "to the start of a round")
+        self._check(answer, P.READY)
+
+    def act(self, turn: Turn, time_limit: float | None) -> Any:
+        """Send the seat's view (with only the events new to it) and return its answer."""
+        rows = turn.rows_since(self._sent)
+        self._sent = len(turn.game.rows)
+        message = P.encode(
+            P.ACT,
+            view=turn.view(),
+            legal=turn.legal(),
+            events=rows,
+            tokens=list(turn.tokens),
+            round=turn.round_number,
+        )
+        self._send(message)
+        if self._awaiting_ready:
+            self._await_ready()
+        limit = 86400.0 if time_limit is None else time_limit + GRACE
+        answer = self._receive(limit, "to a move")
+        self._check(answer, P.ACTION)
+        return answer.get("action")
+
+    def _check(self, answer: dict[str, Any], expected: str) -> None:
+        if answer["type"] == expected:
+            return
+        if answer["type"] == P.ERROR:
+            message = str(answer.get("message", ""))
+            if answer.get("kind") == "protocol":
+                self._kill()
+                raise BotProtocolError(message)
+            raise BotCrashedError(message)
+        self._kill()
+        raise BotProtocolError(f"expected {expected!r}, got {answer['type']!r}")
+
+    def after_fault(self) -> None:
+        """Kill the host; the next round starts a fresh one."""
+        self._kill()
+
+    def close(self) -> None:
+        """Ask the host to quit, then make sure it is gone."""
+        if self.running:
+            try:
+                assert self._proc is not None and self._proc.stdin is not None
+                self._proc.stdin.write(P.encode(P.QUIT))
+                self._proc.stdin.flush()
+                self._proc.wait(timeout=2)
+            except (OSError, subprocess.TimeoutExpired):
+                pass
+        self._kill()
+
+    def __del__(self) -> None:
+        with contextlib.suppress(Exception):
+            self._kill()
