@@ -33,6 +33,8 @@ class BotEntry:
     plugin: str
     distribution: str
     version: str
+    variants: tuple[str, ...] = ("classic", "huibers")
+    players: tuple[int, ...] = (2, 3, 4)
 
     def to_json(self) -> dict[str, Any]:
         """A JSON-ready dict."""
@@ -43,6 +45,8 @@ class BotEntry:
             "plugin": self.plugin,
             "distribution": self.distribution,
             "version": self.version,
+            "variants": list(self.variants),
+            "players": list(self.players),
         }
 
 
@@ -123,5 +127,7 @@ def load_catalog(sandbox: Sandbox | None = None, timeout: float = LIST_TIME) -> 
                 plugin.name,
                 plugin.distribution,
                 plugin.version,
+                tuple(str(v) for v in bot.get("variants", ("classic", "huibers"))),
+                tuple(int(p) for p in bot.get("players", (2, 3, 4))),
             )
     return catalog

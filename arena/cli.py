@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import sys
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any, TypeVar
 
 import click
@@ -262,6 +263,8 @@ def bots(sandbox: str, as_json: bool) -> None:
         if entry.params:
             settings = ", ".join(f"{k}={v!r}" for k, v in entry.params.items())
             click.echo(f"{'':<14} parameters: {settings}")
+        plays = ", ".join(entry.variants) + "; " + "/".join(map(str, entry.players)) + " players"
+        click.echo(f"{'':<14} plays: {plays}")
     for error in catalog.errors:
         origin = f" ({error.distribution})" if error.distribution else ""
         click.echo(f"plugin {error.plugin!r}{origin} failed to load: {error.error}")
@@ -302,6 +305,78 @@ def bench(only: tuple[str, ...], seconds: float, as_json: bool) -> None:
         b = BENCHMARKS[key]
         goal = f"  (goal {b.goal})" if b.goal else ""
         click.echo(f"{key:<28} {value:>14,.0f} {b.unit}{goal}")
+
+
+@cli.command("new-bot")
+@click.argument("name")
+@click.option(
+    "--dir",
+    "directory",
+    type=click.Path(file_okay=False, path_type=Path),
+    default=None,
+    help="Where to write the package (default: ./loveletter-NAME).",
+)
+def new_bot(name: str, directory: Path | None) -> None:
+    """Write a ready bot package NAME: pyproject with the entry point, a bot module and a test.
+
+    `pip install -e DIR` it and the bot shows up in `arena bots` at once.
+    """
+    from arena.scaffold import write_bot_package
+
+    root = write_bot_package(name, directory)
+    click.echo(f"wrote a bot package in {root}")
+    click.echo(f"next: pip install -e {root} && arena check {name}")
+
+
+@cli.command()
+@click.argument("bot")
+@click.option(
+    "--rounds",
+    type=click.IntRange(min=1),
+    default=200,
+    show_default=True,
+    help="Random rounds per variant and player count the bot claims.",
+)
+@seed_option
+@move_time_option
+@isolation_options
+@json_option
+def check(
+    bot: str,
+    rounds: int,
+    seed: int,
+    move_time: float,
+    sandbox: str,
+    memory_mb: int,
+    max_faults: int | None,
+    as_json: bool,
+) -> None:
+    """Conformance run for BOT before you submit it: legal answers within the time limit over
+    many random rounds in every variant and player count it claims, the same play for the same
+    seed, and a whole match survived. Exit code 1 if anything failed; the report says what.
+    """
+    from arena.catalog import load_catalog
+    from arena.conformance import run_checks
+
+    box = _sandbox(sandbox)
+    catalog = load_catalog(box)
+    report = run_checks(
+        bot,
+        catalog,
+        box,
+        rounds=rounds,
+        seed=seed,
+        move_time=move_time,
+        memory_mb=memory_mb,
+        progress=None if as_json else lambda text: click.echo(text, err=True),
+    )
+    if as_json:
+        click.echo(json.dumps(report.to_json(), indent=2))
+    else:
+        for line in report.lines():
+            click.echo(line)
+    if not report.passed:
+        sys.exit(1)
 
 
 def main() -> None:

@@ -65,7 +65,13 @@ def _listing(plugin: str) -> bytes:
     except BaseException as exc:  # a plugin may even call sys.exit at import
         return P.encode(P.LISTING, bots=[], error=_error_text(exc))
     bots = [
-        {"name": b.name, "description": b.description, "params": b.params}
+        {
+            "name": b.name,
+            "description": b.description,
+            "params": b.params,
+            "variants": list(b.variants),
+            "players": list(b.players),
+        }
         for b in registry.bots.values()
     ]
     error = "; ".join(e.error for e in registry.errors) or None

@@ -33,6 +33,8 @@ class BotInfo:
     plugin: str
     distribution: str
     version: str
+    variants: tuple[str, ...] = ("classic", "huibers")
+    players: tuple[int, ...] = (2, 3, 4)
 
     def build(self, spec: BotSpec | None = None) -> Any:
         """A new bot configured by ``spec`` (defaults when ``None``)."""
@@ -81,6 +83,27 @@ class Registry:
         info = self.get(spec.name)
         canonical = spec.resolve(info.params)
         return canonical, info.build(canonical)
+
+
+def _claimed_variants(bot: str, variants: Iterable[str] | None) -> tuple[str, ...]:
+    from arena.game.variants import VARIANTS
+
+    if variants is None:
+        return tuple(VARIANTS)
+    claimed = tuple(variants)
+    unknown = [v for v in claimed if v not in VARIANTS]
+    if unknown or not claimed:
+        raise ValueError(f"bot {bot!r} claims unknown variants {unknown or claimed!r}")
+    return claimed
+
+
+def _claimed_players(bot: str, players: Iterable[int] | None) -> tuple[int, ...]:
+    if players is None:
+        return (2, 3, 4)
+    claimed = tuple(sorted(set(players)))
+    if not claimed or any(p not in (2, 3, 4) for p in claimed):
+        raise ValueError(f"bot {bot!r} claims player counts {claimed!r} (2 to 4 are possible)")
+    return claimed
 
 
 def _distribution_of(ep: md.EntryPoint) -> tuple[str, str]:
@@ -149,6 +172,8 @@ def load_registry(
             factory: Callable[..., Any],
             description: str = "",
             params: dict[str, Any] | None = None,
+            variants: Iterable[str] | None = None,
+            players: Iterable[int] | None = None,
             _plugin: str = plugin_name,
             _dist: str = dist,
             _version: str = version,
@@ -158,7 +183,15 @@ def load_registry(
                     f"bot {name!r} is already registered by {registry.bots[name].plugin!r}"
                 )
             registry.bots[name] = BotInfo(
-                name, factory, description, dict(params or {}), _plugin, _dist, _version
+                name,
+                factory,
+                description,
+                dict(params or {}),
+                _plugin,
+                _dist,
+                _version,
+                _claimed_variants(name, variants),
+                _claimed_players(name, players),
             )
 
         try:
