@@ -65,16 +65,18 @@ class BotLog:
                     self._size -= excess
                     self.dropped += excess
 
+    def _body(self) -> str:
+        with self._lock:
+            return b"".join(self._chunks).decode("utf-8", "replace")
+
     def text(self) -> str:
         """The kept output as text (with a note when older output was dropped)."""
-        with self._lock:
-            body = b"".join(self._chunks).decode("utf-8", "replace")
-            dropped = self.dropped
-        return (f"[{dropped} earlier bytes dropped]\n" if dropped else "") + body
+        body = self._body()
+        return (f"[{self.dropped} earlier bytes dropped]\n" if self.dropped else "") + body
 
     def tail(self, lines: int = 5) -> str:
         """The last few lines, on one line, for a fault message."""
-        kept = [x for x in self.text().splitlines() if x.strip()]
+        kept = [x for x in self._body().splitlines() if x.strip()]
         return " | ".join(kept[-lines:])
 
 

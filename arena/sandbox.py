@@ -183,5 +183,9 @@ def choose_sandbox(mode: str = "auto", hide: Iterable[str | os.PathLike[str]] = 
             "(see docs/sandbox.md)",
         )
     hidden = _hidden_dirs(hide)
-    exposed = tuple(sorted(p for p in _package_locations() if _inside(p, hidden)))
-    return Sandbox("bwrap", hidden, exposed=exposed)
+    covered = (*hidden, "/tmp")  # /tmp is replaced by a private one
+    exposed: list[str] = []
+    for path in sorted(p for p in _package_locations() if _inside(p, covered)):
+        if not _inside(path, exposed):
+            exposed.append(path)
+    return Sandbox("bwrap", hidden, exposed=tuple(exposed))

@@ -1,0 +1,164 @@
+"""Bots in their own host processes: the protocol, every kind of fault, restarts, the bot's log,
+and disqualification. The misbehaving bots come from the ``faulty_bots`` fixture package."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+import pytest
+
+from arena.errors import BotCrashedError
+from arena.game import Game
+from arena.hosted import BotLog, HostHandle
+from arena.referee import Referee, Turn
+from arena.sandbox import Sandbox
+
+PLAIN = Sandbox("none")
+DECK = [8, 1, 1, 1, 1, 1, 2, 2, 3, 3, 4, 4, 5, 5, 6, 7]
+
+
+def hosted(spec: str, plugin: str = "faulty", **kw: object) -> HostHandle:
+    return HostHandle(spec, plugin, sandbox=PLAIN, **kw)  # type: ignore[arg-type]
+
+
+def test_hosted_uniform_plays_like_the_in_process_one() -> None:
+    """The same seeds give the same record whether the bot runs here or in a host."""
+    from arena.referee import InProcessHandle
+    from bots.uniform import UniformBot
+
+    referee = Referee("classic", move_time=None)
+    a, b = hosted("uniform", "reference"), hosted("uniform", "reference")
+    try:
+        for seed in range(5):
+            remote = referee.play_round([a, b], seed=seed)
+            local = referee.play_round(
+                [
+                    InProcessHandle(UniformBot(), "uniform"),
+                    InProcessHandle(UniformBot(), "uniform"),
+                ],
+                seed=seed,
+            )
+            assert remote.actions == local.actions and remote.winners == local.winners
+            assert remote.faults == []
+        assert a.starts == 1  # one host for all five rounds
+    finally:
+        a.close()
+        b.close()
+
+
+def test_bot_output_goes_to_its_log_not_the_protocol(faulty_bots: Path) -> None:
+    honest, other = hosted("honest"), hosted("uniform", "reference")
+    try:
+        record = Referee().play_round([honest, other], seed=3)
+        assert record.faults == []
+        time.sleep(0.1)
+        assert "thinking about move" in honest.log.text()
+        assert "a note on stderr" in honest.log.text()
+    finally:
+        honest.close()
+        other.close()
+
+
+@pytest.mark.parametrize(
+    ("spec", "kind", "needle"),
+    [
+        ("crasher", "crash", "the bot crashed on purpose"),
+        ("exiter", "exited", "about to exit"),
+        ("liar", "illegal", "Guard->3:Princess"),
+        ("garbler", "malformed", "not an action at all"),
+        ("corrupter", "protocol", "not JSON"),
+        ("hog", "crash", "MemoryError"),
+    ],
+)
+def test_each_fault_loses_the_round_and_the_host_restarts(
+    faulty_bots: Path, spec: str, kind: str, needle: str
+) -> None:
+    bad, good = hosted(spec, memory_mb=1024), hosted("uniform", "reference")
+    referee = Referee(move_time=2.0)
+    try:
+        for seed in (1, 2):
+            record = referee.play_round([bad, good], deck=DECK, seed=seed)
+            assert [f.kind for f in record.faults] == [kind], record.faults
+            assert needle in record.faults[0].message
+            assert record.faults[0].seat == 0 and record.winners == [1]
+            assert record.end_reason == "last_standing"
+        assert bad.starts == 2  # restarted for the second round
+        assert good.starts == 1
+        assert referee.fault_counts == {spec: 2}
+    finally:
+        bad.close()
+        good.close()
+
+
+def test_timeout_never_blocks_past_the_limit(faulty_bots: Path) -> None:
+    slow, good = hosted("sleeper[seconds=30]"), hosted("uniform", "reference")
+    referee = Referee(move_time=0.3)
+    try:
+        begun = time.monotonic()
+        record = referee.play_round([slow, good], deck=DECK)
+        assert time.monotonic() - begun < 0.3 + 0.25 + 2.0  # limit, grace, host start
+        assert [f.kind for f in record.faults] == ["timeout"]
+        assert not slow.running  # killed, not left sleeping
+    finally:
+        slow.close()
+        good.close()
+
+
+def test_three_players_go_on_after_a_fault(faulty_bots: Path) -> None:
+    handles = [hosted("uniform", "reference"), hosted("crasher"), hosted("uniform", "reference")]
+    try:
+        record = Referee().play_round(handles, seed=5)
+        assert [f.kind for f in record.faults] == ["crash"]
+        assert 1 not in record.winners
+        assert len(record.actions) >= 1
+    finally:
+        for h in handles:
+            h.close()
+
+
+def test_max_faults_disqualifies_for_the_rest_of_the_run(faulty_bots: Path) -> None:
+    bad, good = hosted("liar"), hosted("uniform", "reference")
+    referee = Referee(max_faults=2)
+    try:
+        kinds = [referee.play_round([bad, good], seed=s).faults[0].kind for s in range(4)]
+        assert kinds == ["illegal", "illegal", "disqualified", "disqualified"]
+        assert bad.starts == 2  # a disqualified bot is not even started
+    finally:
+        bad.close()
+        good.close()
+
+
+def test_a_host_that_cannot_set_up_its_bot_is_a_crash(faulty_bots: Path) -> None:
+    handle = hosted("nosuchbot")
+    try:
+        with pytest.raises(BotCrashedError, match="could not be set up"):
+            handle.start(0, 2, "classic", 1)
+    finally:
+        handle.close()
+
+
+def test_the_host_sends_only_new_events(faulty_bots: Path) -> None:
+    """Events are sent once each; the host rebuilds the whole observation from them."""
+    handle = hosted("honest")
+    game = Game(2, deck=DECK)
+    try:
+        handle.start(0, 2, "classic", 1)
+        assert handle.act(Turn(game, 0), 2.0) == "Guard->1:Priest"
+        game.play("Priest->1")
+        game.play("Priest->0")
+        # Seat 0 now holds a Guard and drew a Baron; it knows seat 1's Guard.
+        assert handle.act(Turn(game, 0), 2.0) == "Guard->1:Priest"
+        time.sleep(0.1)
+        counts = [line for line in handle.log.text().splitlines() if "thinking" in line]
+        assert counts[-1] == f"thinking about move {len(game.observation(0).events)}"
+    finally:
+        handle.close()
+
+
+def test_bot_log_keeps_the_most_recent_bytes() -> None:
+    log = BotLog(limit=10)
+    log.write(b"0123456789")
+    log.write(b"abcde")
+    assert log.text() == "[5 earlier bytes dropped]\n56789abcde"
+    assert log.tail() == "56789abcde"
