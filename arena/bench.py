@@ -84,11 +84,36 @@ def referee_moves_per_s(seconds: float) -> float:
     return _repeat_until(seconds, step)
 
 
+def isolated_moves_per_s(seconds: float) -> float:
+    """Moves per second through the referee, two uniform bots each in its own host process (in
+    the sandbox a tournament would use here), pinned with the referee to one core."""
+    from arena.hosted import HostHandle
+    from arena.referee import Referee
+    from arena.sandbox import choose_sandbox
+
+    box = choose_sandbox("auto")
+    referee = Referee("classic", move_time=1.0)
+    handles = [HostHandle("uniform", "reference", sandbox=box) for _ in range(2)]
+    try:
+        referee.play_round(handles, seed=0)
+        seed = [0]
+
+        def step() -> int:
+            seed[0] += 1
+            return len(referee.play_round(handles, seed=seed[0]).actions)
+
+        return _repeat_until(seconds, step)
+    finally:
+        for handle in handles:
+            handle.close()
+
+
 BENCHMARKS: dict[str, Benchmark] = {
     b.key: b
     for b in (
         Benchmark("engine_rounds_per_s", engine_rounds_per_s, "rounds/s", ">= 1,000,000"),
         Benchmark("referee_moves_per_s", referee_moves_per_s, "moves/s", ""),
+        Benchmark("isolated_moves_per_s", isolated_moves_per_s, "moves/s", ">= 5,000"),
     )
 }
 
@@ -107,7 +132,10 @@ def machine() -> dict[str, object]:
     import numba
     import numpy
 
+    from arena.sandbox import choose_sandbox
+
     return {
+        "sandbox": choose_sandbox("auto").kind,
         "cpu": cpu,
         "cores": os.cpu_count(),
         "python": platform.python_version(),
