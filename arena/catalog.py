@@ -50,11 +50,22 @@ class BotEntry:
         }
 
 
+@dataclass(frozen=True)
+class DeckSetEntry:
+    """A deck set a plugin contributes: its decks (card values, top first) per variant."""
+
+    name: str
+    description: str
+    decks: dict[str, list[list[int]]] = field(repr=False)
+    plugin: str
+
+
 @dataclass
 class Catalog:
-    """Every bot found, by name, and every plugin that failed."""
+    """Every bot and plugin deck set found, by name, and every plugin that failed."""
 
     bots: dict[str, BotEntry] = field(default_factory=dict)
+    deck_sets: dict[str, DeckSetEntry] = field(default_factory=dict)
     errors: list[PluginError] = field(default_factory=list)
 
     def resolve(self, text: str | BotSpec) -> tuple[BotSpec, BotEntry]:
@@ -112,6 +123,17 @@ def load_catalog(sandbox: Sandbox | None = None, timeout: float = LIST_TIME) -> 
             continue
         if listing.get("error"):
             catalog.errors.append(_listing_error(plugin, str(listing["error"])))
+        for deck_set in listing.get("deck_sets", []):
+            name = str(deck_set["name"])
+            if name in catalog.deck_sets:
+                other = catalog.deck_sets[name].plugin
+                catalog.errors.append(
+                    _listing_error(plugin, f"deck set {name!r} is already registered by {other!r}")
+                )
+                continue
+            catalog.deck_sets[name] = DeckSetEntry(
+                name, str(deck_set.get("description", "")), dict(deck_set["decks"]), plugin.name
+            )
         for bot in listing.get("bots", []):
             name = str(bot["name"])
             if name in catalog.bots:

@@ -60,6 +60,9 @@ def _load(plugin: str) -> Any:
 
 
 def _listing(plugin: str) -> bytes:
+    from arena.game.deck import parse_deck
+    from arena.game.variants import VARIANTS
+
     try:
         registry = _load(plugin)
     except BaseException as exc:  # a plugin may even call sys.exit at import
@@ -74,8 +77,19 @@ def _listing(plugin: str) -> bytes:
         }
         for b in registry.bots.values()
     ]
-    error = "; ".join(e.error for e in registry.errors) or None
-    return P.encode(P.LISTING, bots=bots, error=error)
+    errors = [e.error for e in registry.errors]
+    deck_sets = []
+    for info in registry.deck_sets.values():
+        try:
+            decks = {
+                v: [[int(c) for c in parse_deck(deck, v)] for deck in info.loader(v)]
+                for v in VARIANTS
+            }
+        except Exception as exc:
+            errors.append(f"deck set {info.name!r}: {_error_text(exc)}")
+            continue
+        deck_sets.append({"name": info.name, "description": info.description, "decks": decks})
+    return P.encode(P.LISTING, bots=bots, deck_sets=deck_sets, error="; ".join(errors) or None)
 
 
 def _serve(plugin: str, spec_text: str, proto_in: BinaryIO, proto_out: BinaryIO) -> int:

@@ -162,3 +162,24 @@ def test_bot_log_keeps_the_most_recent_bytes() -> None:
     log.write(b"abcde")
     assert log.text() == "[5 earlier bytes dropped]\n56789abcde"
     assert log.tail() == "56789abcde"
+
+
+def test_catalog_lists_plugins_bots_deck_sets_and_errors(faulty_bots: Path) -> None:
+    from arena.catalog import load_catalog
+
+    catalog = load_catalog(PLAIN)
+    assert catalog.bots["uniform"].distribution == "loveletter-arena"
+    sleeper = catalog.bots["sleeper"]
+    assert (sleeper.plugin, sleeper.distribution, sleeper.version) == (
+        "faulty",
+        "arena-test-faulty-bots",
+        "1.0",
+    )
+    assert sleeper.params == {"seconds": 5.0}
+    assert catalog.bots["twoonly"].players == (2,) and catalog.bots["twoonly"].variants == (
+        "classic",
+    )
+    decks = catalog.deck_sets["two"].decks["huibers"]
+    assert decks[0] == [8, 1, 1, 1, 1, 1, 2, 2, 3, 3, 4, 4, 5, 5, 6, 7] and len(decks) == 2
+    assert "broken" not in catalog.deck_sets
+    assert any("deck set 'broken'" in e.error for e in catalog.errors)
