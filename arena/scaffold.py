@@ -31,7 +31,8 @@ def package_name(name: str) -> str:
 def class_name(name: str) -> str:
     """The bot class name for bot ``name``: ``greedy`` -> ``GreedyBot``, ``my-bot`` -> ``MyBot``."""
     camel = "".join(part.capitalize() for part in re.split(r"[-_]", name))
-    return camel if camel.lower().endswith("bot") else camel + "Bot"
+    # "bot" alone would be Bot, the base class it subclasses.
+    return camel if camel.lower().endswith("bot") and camel != "Bot" else camel + "Bot"
 
 
 def check_name(name: str) -> None:
@@ -120,8 +121,7 @@ where = ["src"]
 _README = """\
 # loveletter-$name
 
-The `$name` bot for [loveletter-arena](https://pypi.org/project/loveletter-arena/), the referee
-and tournament runner for Love Letter bots.
+The `$name` bot for loveletter-arena, the referee and tournament runner for Love Letter bots.
 
 ## Try it
 
@@ -246,9 +246,9 @@ from __future__ import annotations
 import random
 
 import pytest
-
 from arena.game import Card, Game
 from arena.plugins import load_registry
+
 from $package import plugin
 from $package.bot import $cls
 
@@ -278,5 +278,6 @@ def test_the_plugin_registers_the_bot() -> None:
     info = registry.get("$name")
     assert info.params == {"guard_known": True}
     spec, bot = registry.build("$name[guard_known=false]")
+    assert str(spec) == "$name[guard_known=false]"
     assert isinstance(bot, $cls) and bot.guard_known is False
 '''

@@ -1,0 +1,1 @@
+"""cautious: a careful heuristic Love Letter bot for loveletter-arena."""
