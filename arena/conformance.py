@@ -10,7 +10,9 @@ would, against the ``uniform`` reference bot, and reports a list of separate che
   time; any fault of the bot (timeout, crash, exited, malformed, illegal, protocol) fails it;
 - ``determinism``: a few fault-free rounds of each combination, replayed with the same seeds by
   a fresh host process, give the same records (all but the times);
-- ``whole match``: a match (rounds until one seat has enough tokens) without a fault;
+- ``whole match``: a match (rounds until one seat has enough tokens) without a fault, in
+  ``classic`` with 2 players if claimed, else in the first claimed combination (skipped when the
+  ``play`` check of that combination failed already);
 - ``time per move``: mean and maximum time of the bot's answers; a warning, never a failure, when
   the maximum is above half the limit (the limit itself is enforced by the ``play`` checks).
 
@@ -21,15 +23,15 @@ the round.
 
 from __future__ import annotations
 
+import contextlib
 import shlex
-import threading
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from arena.catalog import BotEntry, Catalog
-from arena.errors import ArenaError, BotError, UnknownVariantError
+from arena.errors import ArenaError, UnknownVariantError
 from arena.game import Variant
 from arena.hosted import HostHandle
 from arena.records import Fault, GameRecord
@@ -275,9 +277,10 @@ def _claims_check(entry: BotEntry) -> tuple[CheckResult, list[Combination]]:
     by_variant: dict[str, list[int]] = {}
     for combo in combos:
         by_variant.setdefault(combo.variant, []).append(combo.players)
-    summary = "; ".join(
-        f"{v} {'/'.join(map(str, ps))} players" for v, ps in by_variant.items()
-    ) or "nothing playable"
+    summary = (
+        "; ".join(f"{v} {'/'.join(map(str, ps))} players" for v, ps in by_variant.items())
+        or "nothing playable"
+    )
     detail = [summary]
     if skipped:
         detail.append("skipped: " + ", ".join(skipped))
@@ -341,29 +344,10 @@ class _Run:
         self.handles.append(handle)
         return handle
 
-    def warm_up(self, combos: Sequence[Combination]) -> None:
-        """Start the hosts that will be needed all at once rather than one after the other
-        (each takes a fraction of a second to import its plugin). A host that fails to start
-        is left alone: the next round starts it again and records the fault."""
-        first = combos[0]
-        needed = max(c.players for c in combos) - 1
-        handles = [self.bot.inner, self.fresh, *self.opponents[:needed]]
-
-        def start(handle: BotHandle) -> None:
-            try:
-                handle.start(0, first.players, first.variant, 0)
-            except BotError:
-                handle.after_fault()
-
-        threads = [threading.Thread(target=start, args=(h,), daemon=True) for h in handles]
-        for thread in threads:
-            thread.start()
-        for thread in threads:
-            thread.join()
-
     def close(self) -> None:
         for handle in self.handles:
-            handle.close()
+            with contextlib.suppress(OSError):
+                handle.close()
 
     def say(self, text: str) -> None:
         if self.progress is not None:
@@ -419,7 +403,7 @@ class _Run:
             ],
             "opponent_faults": opponent_faults,
         }
-        warnings = ()
+        warnings: tuple[str, ...] = ()
         if opponent_faults:
             warnings = (
                 f"the {OPPONENT} opponents had {len(opponent_faults)} faults (not the bot's; "
@@ -478,8 +462,7 @@ class _Run:
         data = {"rounds": compared, "differences": differences}
         if not differences:
             detail = (
-                f"{compared} rounds replayed by a fresh process gave the same records "
-                "(times aside)"
+                f"{compared} rounds replayed by a fresh process gave the same records (times aside)"
             )
             return CheckResult(name, True, detail, data=data)
         lines = [
@@ -523,9 +506,7 @@ class _Run:
         lines.extend(f"round {number}: {_fault_line(f)}" for number, f in mine[:FAULTS_LISTED])
         lines.append(
             "  replay: "
-            + _replay_command(
-                record.seats, combo.variant, seed, self.move_time, self.sandbox
-            )
+            + _replay_command(record.seats, combo.variant, seed, self.move_time, self.sandbox)
             + " --match"
         )
         return CheckResult(name, False, "\n".join(lines), data=data)
@@ -570,7 +551,8 @@ def _difference(first: GameRecord, again: GameRecord) -> str | None:
     for i, (x, y) in enumerate(zip(first.actions, again.actions, strict=False)):
         if x != y:
             return (
-                f"after {i} equal actions, the first run played {x[1]} (seat {x[0]}), "
+                f"after {i} equal action{'s' if i != 1 else ''}, the first run played {x[1]} "
+                f"(seat {x[0]}), "
                 f"the replay {y[1]} (seat {y[0]})"
             )
     if first.faults != again.faults:
@@ -578,10 +560,7 @@ def _difference(first: GameRecord, again: GameRecord) -> str | None:
         two = "; ".join(_fault_line(f) for f in again.faults) or "no faults"
         return f"the first run had {one}, the replay {two}"
     if len(first.actions) != len(again.actions):
-        return (
-            f"the first run played {len(first.actions)} actions, "
-            f"the replay {len(again.actions)}"
-        )
+        return f"the first run played {len(first.actions)} actions, the replay {len(again.actions)}"
     keys = [k for k in a if a[k] != b.get(k)]
     return "the records differ in " + ", ".join(keys)
 
@@ -636,13 +615,23 @@ def run_checks(
         return report
     run = _Run(str(spec), entry, opponent, sandbox, rounds, seed, move_time, memory_mb, progress)
     try:
-        run.say(f"checking {spec}: starting the bot's host processes")
-        run.warm_up(combos)
         for combo in combos:
             report.checks.append(run.play(combo))
         report.checks.append(run.determinism(combos))
         preferred = Combination(*MATCH_COMBINATION)
-        report.checks.append(run.match(preferred if preferred in combos else combos[0]))
+        combo = preferred if preferred in combos else combos[0]
+        play = next(c for c in report.checks if c.name == f"play {combo}")
+        if play.passed:
+            report.checks.append(run.match(combo))
+        else:
+            report.checks.append(
+                CheckResult(
+                    f"whole match ({combo})",
+                    True,
+                    f"not played: the bot already has faults in {combo} (see above)",
+                    skipped=True,
+                )
+            )
         report.checks.append(run.timing())
     finally:
         run.close()

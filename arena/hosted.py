@@ -96,7 +96,9 @@ class HostHandle(BotHandle):
     entry point ``plugin``.
 
     The host starts lazily at the first round and after every fault. ``startup_time`` bounds its
-    start; the move time limit comes from the referee.
+    start; the move time limit comes from the referee. Use a handle from the thread that made it
+    (or from one that outlives it): bubblewrap ends a sandboxed host when the *thread* that
+    started it exits.
     """
 
     def __init__(
@@ -169,7 +171,8 @@ class HostHandle(BotHandle):
                 proc.kill()
         for stream in (proc.stdin, proc.stdout):
             if stream is not None:
-                stream.close()
+                with contextlib.suppress(OSError):  # unsent data to a dead host
+                    stream.close()
         with contextlib.suppress(subprocess.TimeoutExpired):
             proc.wait(timeout=5)
 
