@@ -96,9 +96,12 @@ def _serve(plugin: str, spec_text: str, proto_in: BinaryIO, proto_out: BinaryIO)
     from arena.game import Action, Observation
     from arena.game.events import Event
 
+    out = proto_out.fileno()
+
     def send(message_type: str, /, **fields: Any) -> None:
-        proto_out.write(P.encode(message_type, **fields))
-        proto_out.flush()
+        data = P.encode(message_type, **fields)
+        while data:
+            data = data[os.write(out, data) :]
 
     try:
         registry = _load(plugin)
@@ -110,6 +113,7 @@ def _serve(plugin: str, spec_text: str, proto_in: BinaryIO, proto_out: BinaryIO)
         return 1
     send(P.HELLO, protocol=P.PROTOCOL_VERSION, bot=str(spec), plugin=plugin, pid=os.getpid())
     events: list[Event] = []
+    failure: str | None = None  # why the bot cannot play this round (its reset failed)
     for line in proto_in:
         try:
             message = P.decode(line)
@@ -119,6 +123,9 @@ def _serve(plugin: str, spec_text: str, proto_in: BinaryIO, proto_out: BinaryIO)
         kind = message["type"]
         try:
             if kind == P.ACT:
+                if failure is not None:
+                    send(P.ERROR, kind="crash", message=failure)
+                    continue
                 view = message["view"]
                 players = view[V_NPLAYERS]
                 events.extend(Event.from_row(row, players) for row in message["events"])
@@ -133,10 +140,13 @@ def _serve(plugin: str, spec_text: str, proto_in: BinaryIO, proto_out: BinaryIO)
                 send(P.ACTION, action=str(answer))
             elif kind == P.START:
                 events = []
+                failure = None
                 reset = getattr(bot, "reset", None)
                 if reset is not None:
-                    reset(int(message["seed"]))
-                send(P.READY)
+                    try:
+                        reset(int(message["seed"]))
+                    except Exception as exc:
+                        failure = f"reset failed: {_error_text(exc)}"
             elif kind == P.QUIT:
                 return 0
             else:

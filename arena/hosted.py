@@ -121,7 +121,8 @@ class HostHandle(BotHandle):
         self._proc: subprocess.Popen[bytes] | None = None
         self._buffer = b""
         self._sent = 0  # events of the current round already sent
-        self._awaiting_ready = False  # a "start" was sent and its "ready" not yet read
+        self._pending = b""  # a queued "start" message
+        self._poll = select.poll()
         self.starts = 0  # how many host processes were started
 
     # --- process ------------------------------------------------------------------------------
@@ -145,6 +146,10 @@ class HostHandle(BotHandle):
             start_new_session=True,
         )
         self.starts += 1
+        assert self._proc.stdout is not None
+        os.set_blocking(self._proc.stdout.fileno(), False)
+        self._poll = select.poll()
+        self._poll.register(self._proc.stdout.fileno(), select.POLLIN | select.POLLHUP)
         threading.Thread(target=_pump, args=(self._proc.stderr, self.log), daemon=True).start()
         hello = self._receive(self.startup_time, "to start")
         if hello["type"] == P.ERROR:
@@ -161,7 +166,7 @@ class HostHandle(BotHandle):
 
     def _kill(self) -> None:
         proc, self._proc = self._proc, None
-        self._awaiting_ready = False
+        self._pending = b""
         if proc is None:
             return
         if proc.poll() is None:
@@ -180,10 +185,11 @@ class HostHandle(BotHandle):
 
     def _send(self, data: bytes) -> None:
         assert self._proc is not None and self._proc.stdin is not None
+        fd = self._proc.stdin.fileno()
         try:
-            self._proc.stdin.write(data)
-            self._proc.stdin.flush()
-        except (BrokenPipeError, OSError):
+            while data:
+                data = data[os.write(fd, data) :]
+        except OSError:
             self._exited("while being sent a message")
 
     def _exited(self, when: str) -> None:
@@ -209,10 +215,12 @@ class HostHandle(BotHandle):
             if remaining <= 0:
                 self._kill()
                 raise BotTimeoutError(f"no answer {what} within {limit:g} s")
-            ready, _, _ = select.select([fd], [], [], remaining)
-            if not ready:
+            if not self._poll.poll(remaining * 1000.0):
                 continue
-            data = os.read(fd, 65536)
+            try:
+                data = os.read(fd, 65536)
+            except BlockingIOError:  # pragma: no cover - poll said it was readable
+                continue
             if not data:
                 self._exited(what)
             self._buffer += data
@@ -226,25 +234,16 @@ class HostHandle(BotHandle):
     # --- BotHandle ----------------------------------------------------------------------------
 
     def start(self, seat: int, players: int, variant: str, seed: int) -> None:
-        """Start the host if needed and tell it a round begins.
+        """Start the host if needed and queue the news that a round begins.
 
-        The host's ``ready`` is not awaited here but read before the bot's first answer (or at
-        the next round's start), so a round costs no extra round trip; a bot whose ``reset``
-        fails is still faulted before it moves.
+        The ``start`` message goes out with the bot's first ``act`` of the round, in one write,
+        so a round costs the host no extra wake-up; a bot whose ``reset`` fails answers that
+        ``act`` with an error. A bot that never moves in a round is not told of it.
         """
-        if self._awaiting_ready and self.running:
-            self._await_ready()
-        if not self.running:
-            self._kill()
+        if self._proc is None:  # a host that dies between rounds shows up at the next act
             self._launch()
         self._sent = 0
-        self._send(P.encode(P.START, seat=seat, players=players, variant=variant, seed=seed))
-        self._awaiting_ready = True
-
-    def _await_ready(self) -> None:
-        self._awaiting_ready = False
-        answer = self._receive(max(self.startup_time, 1.0), "to the start of a round")
-        self._check(answer, P.READY)
+        self._pending = P.encode(P.START, seat=seat, players=players, variant=variant, seed=seed)
 
     def act(self, turn: Turn, time_limit: float | None) -> Any:
         """Send the seat's view (with only the events new to it) and return its answer."""
@@ -258,9 +257,8 @@ class HostHandle(BotHandle):
             tokens=list(turn.tokens),
             round=turn.round_number,
         )
-        self._send(message)
-        if self._awaiting_ready:
-            self._await_ready()
+        self._send(self._pending + message)
+        self._pending = b""
         limit = 86400.0 if time_limit is None else time_limit + GRACE
         answer = self._receive(limit, "to a move")
         self._check(answer, P.ACTION)

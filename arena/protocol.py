@@ -1,8 +1,8 @@
 """The line-delimited JSON protocol between the referee and a bot host (``docs/protocol.md``).
 
 One message is one JSON object on one line, with a ``type``. The referee speaks first only after
-the host's ``hello``; every request but ``quit`` gets exactly one answer. Both sides use the
-helpers here, so the wire format is written in one place.
+the host's ``hello``; ``act`` gets exactly one answer, ``start`` and ``quit`` none. Both sides
+use the helpers here, so the wire format is written in one place.
 """
 
 from __future__ import annotations
@@ -18,13 +18,12 @@ PROTOCOL_VERSION = 1
 
 # Host -> referee.
 HELLO = "hello"  # {"protocol", "bot", "plugin", "pid"}: the host is up and its bot is built
-READY = "ready"  # answer to "start"
 ACTION = "action"  # {"action": "Guard->1:Priest"}: answer to "act"
 ERROR = "error"  # {"kind": "crash"|"setup", "message"}: the bot failed (any request)
 LISTING = "listing"  # {"bots": [...], "error": str|None}: answer of ``--list``
 
 # Referee -> host.
-START = "start"  # {"seat", "players", "variant", "seed"}: a new round begins
+START = "start"  # {"seat", "players", "variant", "seed"}: a new round begins (no answer)
 ACT = "act"  # {"view", "legal", "events", "tokens", "round"}: the seat's view; answer "action"
 QUIT = "quit"  # the host exits
 
