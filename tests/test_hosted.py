@@ -64,6 +64,7 @@ def test_bot_output_goes_to_its_log_not_the_protocol(faulty_bots: Path) -> None:
     ("spec", "kind", "needle"),
     [
         ("crasher", "crash", "the bot crashed on purpose"),
+        ("badreset", "crash", "reset failed: ValueError: no seeds today"),
         ("exiter", "exited", "about to exit"),
         ("liar", "illegal", "Guard->3:Princess"),
         ("garbler", "malformed", "not an action at all"),
