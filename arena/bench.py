@@ -13,6 +13,7 @@ import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
+from typing import Any
 
 
 @dataclass(frozen=True)
@@ -73,7 +74,13 @@ def referee_moves_per_s(seconds: float) -> float:
     from bots.uniform import UniformBot
 
     referee = Referee("classic", move_time=None)
-    handles = [InProcessHandle(UniformBot()), InProcessHandle(UniformBot())]
+    return _moves_per_s(
+        referee, [InProcessHandle(UniformBot()), InProcessHandle(UniformBot())], seconds
+    )
+
+
+def _moves_per_s(referee: Any, handles: list[Any], seconds: float) -> float:
+    """Rounds on fresh seeds through ``referee`` for ``seconds``, after one warm-up round."""
     referee.play_round(handles, seed=0)
     seed = [0]
 
@@ -95,14 +102,7 @@ def isolated_moves_per_s(seconds: float) -> float:
     referee = Referee("classic", move_time=1.0)
     handles = [HostHandle("uniform", "reference", sandbox=box) for _ in range(2)]
     try:
-        referee.play_round(handles, seed=0)
-        seed = [0]
-
-        def step() -> int:
-            seed[0] += 1
-            return len(referee.play_round(handles, seed=seed[0]).actions)
-
-        return _repeat_until(seconds, step)
+        return _moves_per_s(referee, handles, seconds)
     finally:
         for handle in handles:
             handle.close()

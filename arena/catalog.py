@@ -85,6 +85,19 @@ def _listing_error(plugin: PluginInfo, message: str) -> PluginError:
     return PluginError(plugin.name, plugin.distribution, message)
 
 
+def _taken(
+    catalog: Catalog, plugin: PluginInfo, what: str, name: str, taken: dict[str, Any]
+) -> bool:
+    """Whether ``name`` is taken (the first plugin keeps it; this one's is an error)."""
+    if name not in taken:
+        return False
+    other = taken[name].plugin
+    catalog.errors.append(
+        _listing_error(plugin, f"{what} {name!r} is already registered by {other!r}")
+    )
+    return True
+
+
 def load_catalog(sandbox: Sandbox | None = None, timeout: float = LIST_TIME) -> Catalog:
     """Ask every ``arena.bots`` plugin, each in its own host process (all at once), what it
     registers."""
@@ -125,22 +138,14 @@ def load_catalog(sandbox: Sandbox | None = None, timeout: float = LIST_TIME) -> 
             catalog.errors.append(_listing_error(plugin, str(listing["error"])))
         for deck_set in listing.get("deck_sets", []):
             name = str(deck_set["name"])
-            if name in catalog.deck_sets:
-                other = catalog.deck_sets[name].plugin
-                catalog.errors.append(
-                    _listing_error(plugin, f"deck set {name!r} is already registered by {other!r}")
-                )
+            if _taken(catalog, plugin, "deck set", name, catalog.deck_sets):
                 continue
             catalog.deck_sets[name] = DeckSetEntry(
                 name, str(deck_set.get("description", "")), dict(deck_set["decks"]), plugin.name
             )
         for bot in listing.get("bots", []):
             name = str(bot["name"])
-            if name in catalog.bots:
-                other = catalog.bots[name].plugin
-                catalog.errors.append(
-                    _listing_error(plugin, f"bot {name!r} is already registered by {other!r}")
-                )
+            if _taken(catalog, plugin, "bot", name, catalog.bots):
                 continue
             catalog.bots[name] = BotEntry(
                 name,
