@@ -133,6 +133,12 @@ def cli() -> None:
     "separated by ';' or spaces, e.g. 'Priest->1; Guard->0:Princess'. Needs --deck.",
 )
 @click.option("--reveal", is_flag=True, help="Show hidden cards (deals, draws, private looks).")
+@click.option(
+    "--bot-logs",
+    type=click.Path(file_okay=False, path_type=Path),
+    default=None,
+    help="Write what each bot printed (its last 64 KiB) to DIR/seatN-NAME.log.",
+)
 @move_time_option
 @isolation_options
 @json_option
@@ -145,6 +151,7 @@ def play(
     whole_match: bool,
     moves: str | None,
     reveal: bool,
+    bot_logs: Path | None,
     move_time: float,
     sandbox: str,
     memory_mb: int,
@@ -186,6 +193,11 @@ def play(
     finally:
         for handle in handles:
             handle.close()
+        if bot_logs is not None:
+            bot_logs.mkdir(parents=True, exist_ok=True)
+            for seat, handle in enumerate(handles):
+                path = bot_logs / f"seat{seat}-{handle.name}.log"
+                path.write_text(handle.log.text())
 
 
 def _play(

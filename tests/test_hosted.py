@@ -184,3 +184,18 @@ def test_catalog_lists_plugins_bots_deck_sets_and_errors(faulty_bots: Path) -> N
     assert decks[0] == [8, 1, 1, 1, 1, 1, 2, 2, 3, 3, 4, 4, 5, 5, 6, 7] and len(decks) == 2
     assert "broken" not in catalog.deck_sets
     assert any("deck set 'broken'" in e.error for e in catalog.errors)
+
+
+def test_play_writes_each_bots_log(faulty_bots: Path, tmp_path: Path) -> None:
+    from click.testing import CliRunner
+
+    from arena.cli import cli
+
+    logs = tmp_path / "logs"
+    args = ["play", "honest", "crasher", "--first", "1", "--sandbox", "none"]
+    args += ["--bot-logs", str(logs)]
+    result = CliRunner().invoke(cli, args)
+    assert result.exit_code == 0, result.output
+    assert "crash: RuntimeError: the bot crashed on purpose" in result.output
+    assert "thinking about move" in (logs / "seat0-honest.log").read_text()
+    assert (logs / "seat1-crasher.log").exists()
