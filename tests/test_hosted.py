@@ -192,7 +192,8 @@ def test_play_writes_each_bots_log(faulty_bots: Path, tmp_path: Path) -> None:
     from arena.cli import cli
 
     logs = tmp_path / "logs"
-    args = ["play", "honest", "crasher", "--first", "1", "--sandbox", "none"]
+    deck = ",".join(map(str, DECK))  # honest misses with its Guard, then crasher moves
+    args = ["play", "honest", "crasher", "--deck", deck, "--sandbox", "none"]
     args += ["--bot-logs", str(logs)]
     result = CliRunner().invoke(cli, args)
     assert result.exit_code == 0, result.output
