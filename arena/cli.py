@@ -319,6 +319,42 @@ def bench(only: tuple[str, ...], seconds: float, as_json: bool) -> None:
         click.echo(f"{key:<28} {value:>14,.0f} {b.unit}{goal}")
 
 
+@cli.command()
+@click.argument("bots", nargs=-1, required=True)
+@click.option(
+    "--games",
+    type=click.IntRange(min=1),
+    default=100_000,
+    show_default=True,
+    help="Rounds to play.",
+)
+@variant_option
+@seed_option
+@json_option
+def simulate(bots: tuple[str, ...], games: int, variant: str, seed: int, as_json: bool) -> None:
+    """Play many rounds between reference BOTS (one per seat, seat 0 first) inside the engine.
+
+    The research tool: only the project's own bots with a numba policy, no referee, no
+    processes. Reports wins by seat, draws, the first seat's win rate with a 95% binomial
+    interval, and the speed.
+    """
+    from bots.simulate import simulate as run_simulation
+
+    result = run_simulation(bots, games, variant, seed)
+    if as_json:
+        click.echo(json.dumps(result.to_json(), indent=2))
+        return
+    click.echo(f"{result.games:,} rounds of {result.variant}, seed {seed}:")
+    for seat, (name, wins) in enumerate(zip(result.bots, result.wins, strict=True)):
+        click.echo(f"  seat {seat} {name:<24} {wins:>10,} wins ({wins / result.games:.2%})")
+    click.echo(f"  shared {result.draws:>30,}")
+    lo, hi = result.first_seat_ci
+    click.echo(
+        f"first seat wins {result.first_seat_rate:.4f} (95% CI {lo:.4f} - {hi:.4f}); "
+        f"{result.rounds_per_s:,.0f} rounds/s"
+    )
+
+
 @cli.command("new-bot")
 @click.argument("name")
 @click.option(

@@ -48,7 +48,6 @@ from arena.engine.layout import (
     V_UNSEEN,
     V_VARIANT,
     V_WINNERS,
-    VIEW_SIZE,
 )
 from arena.engine.rules import legal_from
 
@@ -63,8 +62,8 @@ def seat_view(state: np.ndarray, seat: int, view: np.ndarray) -> None:
     the holder has not played that card since); which of its own cards each other seat knows; and,
     per value, how many copies it has not seen anywhere.
     """
-    for i in range(VIEW_SIZE):
-        view[i] = 0
+    # Every slot a reader may look at is written below; slots past the player count, the pile
+    # or the face-up cards keep whatever they held (views are often reused buffers).
     n = state[S_NPLAYERS]
     view[V_SEAT] = seat
     view[V_NPLAYERS] = n
@@ -82,9 +81,8 @@ def seat_view(state: np.ndarray, seat: int, view: np.ndarray) -> None:
         view[V_ALIVE + s] = state[S_ALIVE + s]
         view[V_PROT + s] = state[S_PROT + s]
         view[V_DTOTAL + s] = state[S_DTOTAL + s]
-        if s != seat:
-            view[V_KNOWN + s] = state[S_KNOW + seat * 4 + s]
-            view[V_KNOWN_BY + s] = state[S_AWARE + seat * 4 + s]
+        view[V_KNOWN + s] = state[S_KNOW + seat * 4 + s]
+        view[V_KNOWN_BY + s] = state[S_AWARE + seat * 4 + s]
     for i in range(state[S_NFACEUP]):
         view[V_FACEUP + i] = state[S_DECK + 1 + i]
     for i in range(state[S_NPILE]):

@@ -1,0 +1,36 @@
+"""``decide``: one numba entry point that runs the policy of a bot by its id (bots.policy)."""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+from bots.greedy import greedy_policy
+from bots.knowledge import knowledge_policy
+from bots.policy import GREEDY, KNOWLEDGE, RANDOM, RISKMATRIX, STRATEGIC
+from bots.random_player import random_policy
+from bots.riskmatrix import riskmatrix_policy
+from bots.strategic import strategic_policy
+
+
+@njit(cache=True)
+def decide(
+    policy_id: int,
+    view: np.ndarray,
+    legal: np.ndarray,
+    nlegal: int,
+    rng: np.ndarray,
+    params: np.ndarray,
+) -> int:
+    """The packed action the policy ``policy_id`` chooses."""
+    if policy_id == RANDOM:
+        return random_policy(view, legal, nlegal, rng, params)
+    if policy_id == STRATEGIC:
+        return strategic_policy(view, legal, nlegal, rng, params)
+    if policy_id == KNOWLEDGE:
+        return knowledge_policy(view, legal, nlegal, rng, params)
+    if policy_id == GREEDY:
+        return greedy_policy(view, legal, nlegal, rng, params)
+    if policy_id == RISKMATRIX:
+        return riskmatrix_policy(view, legal, nlegal, rng, params)
+    return -1

@@ -1,0 +1,110 @@
+"""Reference bots whose decisions are numba policies over the engine's per-seat view.
+
+A *policy* is a numba function ``policy(view, legal, nlegal, rng, params) -> action``: ``view``
+is the seat's view array (:mod:`arena.engine.view`, the one definition of what a seat knows),
+``legal[:nlegal]`` its legal actions packed, ``rng`` an engine generator state
+(:mod:`arena.engine.rng`), ``params`` the bot's numeric parameters, and the answer one of the legal
+actions. :class:`PolicyBot` is the whole Python side of such a bot: its ``act`` hands the
+observation's view to the same compiled function the simulator (:mod:`bots.simulate`) calls, so
+the bot and its simulated self are one decision function.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from arena.bot import Bot
+from arena.engine.rng import new_rng
+from arena.game import Action, Observation
+
+# Policy ids, as the dispatcher (bots.dispatch.decide) knows them.
+RANDOM = 0
+STRATEGIC = 1
+KNOWLEDGE = 2
+GREEDY = 3
+RISKMATRIX = 4
+
+
+@dataclass(frozen=True)
+class PolicyInfo:
+    """A bot with a numba policy: its name, policy id, parameter defaults (numbers, in the order
+    the policy reads them from ``params``) and one-line description."""
+
+    name: str
+    policy_id: int
+    params: dict[str, float]
+    description: str
+
+    def param_array(self, settings: dict[str, Any] | None = None) -> np.ndarray:
+        """The ``params`` array for ``settings`` (defaults where not given)."""
+        values = {**self.params, **(settings or {})}
+        return np.array([float(values[k]) for k in self.params], dtype=np.float64)
+
+
+#: Every bot with a numba policy, by name.
+POLICIES: dict[str, PolicyInfo] = {
+    p.name: p
+    for p in (
+        PolicyInfo("random", RANDOM, {}, "Huibers 2016 3.1.1: random, but never the Princess"),
+        PolicyInfo(
+            "strategic",
+            STRATEGIC,
+            {},
+            "Huibers 2016 3.1.3: wins at once if it can, else the lowest card",
+        ),
+        PolicyInfo(
+            "knowledge",
+            KNOWLEDGE,
+            {},
+            "Omarov et al. 2018: knowledge-based agent, an immediate win, else the smallest card",
+        ),
+        PolicyInfo(
+            "greedy", GREEDY, {}, "Malarczyk 3.2: every play scored against the unseen cards"
+        ),
+        PolicyInfo(
+            "riskmatrix",
+            RISKMATRIX,
+            {},
+            "Wambosa's LuaLoveLetter: the play whose ideal matrix is closest to the target matrix",
+        ),
+    )
+}
+
+
+class PolicyBot(Bot):
+    """A bot that plays its numba policy. ``**settings`` are its parameters (see ``POLICIES``)."""
+
+    #: The entry of :data:`POLICIES` this class plays; set by subclasses.
+    info: PolicyInfo
+
+    def __init__(self, **settings: Any) -> None:
+        super().__init__()
+        self.name = self.info.name
+        self.params = self.info.param_array(settings)
+        self.state = new_rng(0)
+
+    def reset(self, seed: int) -> None:
+        """Start a new round: reseed the policy's generator."""
+        super().reset(seed)
+        self.state = new_rng(seed)
+
+    def act(self, observation: Observation) -> Action:
+        """The policy's choice for this observation."""
+        from bots.dispatch import decide
+
+        legal = observation.legal_packed()
+        packed = decide(
+            self.info.policy_id, observation.to_view(), legal, len(legal), self.state, self.params
+        )
+        return Action.from_int(int(packed))
+
+
+def policy_bot(name: str) -> type[PolicyBot]:
+    """The :class:`PolicyBot` subclass for the policy called ``name``."""
+    info = POLICIES[name]
+    return type(
+        f"{name.capitalize()}Bot", (PolicyBot,), {"info": info, "__doc__": info.description}
+    )

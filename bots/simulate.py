@@ -1,0 +1,165 @@
+"""The simulator: whole rounds between reference bots' numba policies, inside the engine.
+
+This is the research tool behind ``arena simulate``: trusted reference bots only, no referee, no
+processes, no records; each decision is the bot's policy on the seat's view made by
+:func:`arena.engine.view.seat_view`, exactly as in a refereed game. Round ``k`` is dealt from a
+fresh shuffle and seat 0 moves first.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+from numba import njit
+from scipy.stats import binomtest
+
+from arena.botspec import BotSpec
+from arena.engine.layout import (
+    EVENT_WIDTH,
+    MAX_ACTIONS,
+    N_CARDS,
+    S_END,
+    S_TURN,
+    S_WINNERS,
+    STATE_SIZE,
+    VIEW_SIZE,
+)
+from arena.engine.rng import shuffle
+from arena.engine.rules import apply_action, legal_actions, new_round, standard_deck
+from arena.engine.view import seat_view
+from arena.errors import ArenaError, UnknownBotError
+from arena.game.variants import Variant
+from bots.dispatch import decide
+from bots.policy import POLICIES
+
+
+class SimulationError(ArenaError):
+    """A policy answered an action that is not legal (a bug in that policy)."""
+
+
+@njit(cache=True)
+def _simulate(
+    ids: np.ndarray, params: np.ndarray, nplayers: int, variant: int, rounds: int, seed: int
+) -> np.ndarray:
+    """Play ``rounds`` rounds; return wins per seat, then shared rounds, then -1 in the last slot
+    if a policy ever answered an illegal action (and stop there)."""
+    rng = np.empty(1, dtype=np.uint64)
+    rng[0] = np.uint64(seed)
+    state = np.zeros(STATE_SIZE, dtype=np.int32)
+    view = np.zeros(VIEW_SIZE, dtype=np.int32)
+    deck = np.empty(N_CARDS, dtype=np.int32)
+    standard_deck(deck)
+    acts = np.empty(MAX_ACTIONS, dtype=np.int32)
+    ev = np.empty((0, EVENT_WIDTH), dtype=np.int32)
+    tally = np.zeros(nplayers + 2, dtype=np.int64)
+    for _ in range(rounds):
+        shuffle(rng, deck, 0, N_CARDS)
+        new_round(state, deck, nplayers, variant, 0, ev)
+        while state[S_END] == 0:
+            seat = state[S_TURN]
+            k = legal_actions(state, acts)
+            seat_view(state, seat, view)
+            a = decide(ids[seat], view, acts, k, rng, params[seat])
+            ok = False
+            for i in range(k):
+                if acts[i] == a:
+                    ok = True
+                    break
+            if not ok:
+                tally[nplayers + 1] = -1
+                return tally
+            apply_action(state, a, ev)
+        w = state[S_WINNERS]
+        if w & (w - 1) == 0:
+            s = 0
+            while (w >> s) != 1:
+                s += 1
+            tally[s] += 1
+        else:
+            tally[nplayers] += 1
+    return tally
+
+
+@dataclass(frozen=True)
+class SimulationResult:
+    """What a simulation found: wins per seat, shared rounds, the first seat's win rate with its
+    95% (Clopper-Pearson) interval, and the speed."""
+
+    bots: tuple[str, ...]
+    variant: str
+    games: int
+    wins: tuple[int, ...]
+    draws: int
+    first_seat_rate: float
+    first_seat_ci: tuple[float, float]
+    rounds_per_s: float
+
+    def to_json(self) -> dict[str, Any]:
+        """The ``--json`` form."""
+        return {
+            "bots": list(self.bots),
+            "variant": self.variant,
+            "games": self.games,
+            "wins": list(self.wins),
+            "draws": self.draws,
+            "first_seat_rate": self.first_seat_rate,
+            "first_seat_ci": list(self.first_seat_ci),
+            "rounds_per_s": self.rounds_per_s,
+        }
+
+
+def policy_specs(bots: Sequence[str]) -> list[tuple[str, int, np.ndarray]]:
+    """Resolve bot names (``NAME[param=value]``) to (canonical name, policy id, params);
+    :class:`UnknownBotError` for a bot without a numba policy."""
+    out = []
+    for text in bots:
+        spec = BotSpec.parse(text)
+        info = POLICIES.get(spec.name)
+        if info is None:
+            known = ", ".join(POLICIES)
+            raise UnknownBotError(
+                f"bot {spec.name!r} has no numba policy, so it cannot be simulated "
+                f"(bots that can: {known}); use a tournament to play it"
+            )
+        canonical = spec.resolve(dict(info.params))
+        out.append((str(canonical), info.policy_id, info.param_array(dict(canonical.params))))
+    return out
+
+
+def simulate(
+    bots: Sequence[str], games: int, variant: str = "classic", seed: int = 0
+) -> SimulationResult:
+    """Play ``games`` rounds between ``bots`` (one per seat, seat 0 first) in the engine."""
+    rules = Variant.get(variant)
+    rules.check_players(len(bots))
+    if games < 1:
+        raise ArenaError(f"--games must be at least 1, not {games}")
+    specs = policy_specs(bots)
+    ids = np.array([pid for _, pid, _ in specs], dtype=np.int64)
+    width = max(1, max(len(p) for _, _, p in specs))
+    params = np.zeros((len(specs), width), dtype=np.float64)
+    for seat, (_, _, p) in enumerate(specs):
+        params[seat, : len(p)] = p
+    _simulate(ids, params, len(specs), rules.code, 1, seed)  # compile or load before timing
+    begun = time.perf_counter()
+    tally = _simulate(ids, params, len(specs), rules.code, games, seed)
+    spent = time.perf_counter() - begun
+    if tally[-1] < 0:
+        raise SimulationError("a policy answered an illegal action (a bug in that bot)")
+    n = len(specs)
+    wins = tuple(int(x) for x in tally[:n])
+    ci = binomtest(wins[0], games).proportion_ci(confidence_level=0.95)
+    return SimulationResult(
+        bots=tuple(name for name, _, _ in specs),
+        variant=rules.name,
+        games=games,
+        wins=wins,
+        draws=int(tally[n]),
+        first_seat_rate=wins[0] / games,
+        first_seat_ci=(float(ci.low), float(ci.high)),
+        rounds_per_s=games / spent if spent > 0 else float("inf"),
+    )
