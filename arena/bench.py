@@ -108,12 +108,49 @@ def isolated_moves_per_s(seconds: float) -> float:
             handle.close()
 
 
+def _simulate_rounds_per_s(bots: list[str], seconds: float) -> float:
+    """Rounds per second of ``arena simulate`` (2-player classic) between ``bots``."""
+    from bots.simulate import simulate
+
+    simulate(bots, 1000, "classic", seed=0)
+    seed = [0]
+
+    def step() -> int:
+        seed[0] += 1
+        simulate(bots, 200_000, "classic", seed=seed[0])
+        return 200_000
+
+    return _repeat_until(seconds, step)
+
+
+def simulate_random_random_rounds_per_s(seconds: float) -> float:
+    """``random`` against ``random`` in the simulator (numba policies on the seats' views)."""
+    return _simulate_rounds_per_s(["random", "random"], seconds)
+
+
+def simulate_strategic_random_rounds_per_s(seconds: float) -> float:
+    """``strategic`` against ``random`` in the simulator."""
+    return _simulate_rounds_per_s(["strategic", "random"], seconds)
+
+
 BENCHMARKS: dict[str, Benchmark] = {
     b.key: b
     for b in (
         Benchmark("engine_rounds_per_s", engine_rounds_per_s, "rounds/s", ">= 1,000,000"),
         Benchmark("referee_moves_per_s", referee_moves_per_s, "moves/s", ""),
         Benchmark("isolated_moves_per_s", isolated_moves_per_s, "moves/s", ">= 5,000"),
+        Benchmark(
+            "simulate_random_random_rounds_per_s",
+            simulate_random_random_rounds_per_s,
+            "rounds/s",
+            ">= 500,000 (1M in 2 s)",
+        ),
+        Benchmark(
+            "simulate_strategic_random_rounds_per_s",
+            simulate_strategic_random_rounds_per_s,
+            "rounds/s",
+            ">= 250,000 (1M in 4 s)",
+        ),
     )
 }
 

@@ -316,7 +316,7 @@ def bench(only: tuple[str, ...], seconds: float, as_json: bool) -> None:
     for key, value in results.items():
         b = BENCHMARKS[key]
         goal = f"  (goal {b.goal})" if b.goal else ""
-        click.echo(f"{key:<28} {value:>14,.0f} {b.unit}{goal}")
+        click.echo(f"{key:<40} {value:>12,.0f} {b.unit}{goal}")
 
 
 @cli.command()

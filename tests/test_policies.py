@@ -1,0 +1,153 @@
+"""Every reference bot with a numba policy: legal answers everywhere, one decision function for the
+bot and the simulator, and the simulator's own behaviour."""
+
+from __future__ import annotations
+
+import json
+import random
+
+import numpy as np
+import pytest
+from click.testing import CliRunner
+
+from arena.cli import cli
+from arena.engine.rng import new_rng
+from arena.errors import UnknownBotError
+from arena.game import Action, Card, Game
+from bots.dispatch import decide
+from bots.policy import POLICIES, policy_bot
+from bots.simulate import simulate
+
+CONFIGS = [("classic", 2), ("classic", 3), ("classic", 4), ("huibers", 2)]
+NAMES = list(POLICIES)
+
+
+def random_positions(variant: str, players: int, rounds: int, seed: int):
+    """(game, seat) at every decision of ``rounds`` rounds of uniformly random play."""
+    rng = random.Random(seed)
+    for r in range(rounds):
+        game = Game(players, variant, seed=seed * 1000 + r, first=rng.randrange(players))
+        while not game.over:
+            yield game, game.turn
+            game.play(rng.choice(game.legal_actions()))
+
+
+@pytest.mark.parametrize("name", NAMES)
+@pytest.mark.parametrize(("variant", "players"), CONFIGS)
+def test_policy_bots_answer_legal_actions_only(name: str, variant: str, players: int) -> None:
+    bot = policy_bot(name)()
+    bot.reset(7)
+    seen = 0
+    for game, seat in random_positions(variant, players, 150, seed=players):
+        obs = game.observation(seat)
+        assert bot.act(obs) in obs.legal_actions
+        seen += 1
+    assert seen > 500
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_act_and_the_policy_on_the_engine_view_are_one_decision(name: str) -> None:
+    """On thousands of recorded observations, the bot's act (observation -> view round trip) and
+    the compiled policy on the engine's own view, with equally seeded generators, agree."""
+    bot = policy_bot(name)()
+    params = bot.params
+    count = 0
+    for variant, players in CONFIGS:
+        for game, seat in random_positions(variant, players, 120, seed=11 + players):
+            key = len(game.actions) * 31 + seat
+            bot.state = new_rng(key)
+            chosen = bot.act(game.observation(seat))
+            legal = np.array(game.legal_packed(), dtype=np.int32)
+            direct = decide(
+                bot.info.policy_id, game.view(seat), legal, len(legal), new_rng(key), params
+            )
+            assert chosen == Action.from_int(int(direct))
+            count += 1
+    assert count >= 2000
+
+
+def test_random_never_plays_the_princess_and_respects_the_countess() -> None:
+    bot = policy_bot("random")()
+    # huibers: seat 0 holds the Princess and draws a Guard; with the Countess and a Prince.
+    deck_princess = [3, 8, 2, 1, 1, 1, 1, 1, 2, 3, 4, 4, 5, 5, 6, 7]
+    deck_countess = [3, 7, 2, 5, 1, 1, 1, 1, 1, 2, 3, 4, 4, 5, 6, 8]
+    for seed in range(200):
+        bot.reset(seed)
+        assert bot.act(Game(2, "huibers", deck=deck_princess).observation(0)).card == Card.GUARD
+        assert bot.act(Game(2, "huibers", deck=deck_countess).observation(0)) == Action(
+            Card.COUNTESS
+        )
+
+
+def test_random_guesses_every_card_but_the_guard_and_targets_itself_when_it_must() -> None:
+    bot = policy_bot("random")()
+    guard_deck = [3, 1, 2, 1, 1, 1, 1, 2, 3, 4, 4, 5, 5, 6, 7, 8]  # two Guards in hand
+    guesses = set()
+    for seed in range(300):
+        bot.reset(seed)
+        action = bot.act(Game(2, "huibers", deck=guard_deck).observation(0))
+        assert action.card == Card.GUARD and action.target == 1
+        guesses.add(action.guess)
+    assert guesses == {Card(v) for v in range(2, 9)}
+    # Seat 1 plays the Handmaid; seat 0 then holds two Princes: it must target itself.
+    game = Game(2, "huibers", deck=[3, 5, 4, 1, 5, 1, 1, 1, 1, 2, 2, 3, 4, 6, 7, 8], first=1)
+    game.play("Handmaid")
+    targets = set()
+    for seed in range(50):
+        bot.reset(seed)
+        targets.add(bot.act(game.observation(0)))
+    assert targets == {Action(Card.PRINCE, 0)}
+    # Without protection it targets the opponent or itself, each about half the time.
+    game = Game(2, "huibers", deck=[3, 5, 1, 5, 1, 1, 1, 1, 2, 2, 3, 4, 4, 6, 7, 8])
+    picks = []
+    for seed in range(400):
+        bot.reset(seed)
+        picks.append(bot.act(game.observation(0)).target)
+    assert 150 < picks.count(0) < 250 and picks.count(0) + picks.count(1) == 400
+
+
+def test_random_against_random_has_a_first_seat_advantage() -> None:
+    result = simulate(["random", "random"], 200_000, "huibers", seed=3)
+    assert result.first_seat_ci[0] > 0.5
+    assert sum(result.wins) + result.draws == 200_000
+
+
+def test_simulation_is_deterministic_and_reports_json() -> None:
+    a = simulate(["random", "random", "random"], 20_000, "classic", seed=5)
+    b = simulate(["random", "random", "random"], 20_000, "classic", seed=5)
+    assert (a.wins, a.draws) == (b.wins, b.draws)
+    result = CliRunner().invoke(cli, ["simulate", "random", "random", "--games", "5000", "--json"])
+    assert result.exit_code == 0, result.output
+    data = json.loads(result.output)
+    assert set(data) >= {
+        "games",
+        "wins",
+        "draws",
+        "first_seat_rate",
+        "first_seat_ci",
+        "rounds_per_s",
+    }
+    assert data["games"] == 5000 and sum(data["wins"]) + data["draws"] == 5000
+    lo, hi = data["first_seat_ci"]
+    assert lo <= data["first_seat_rate"] <= hi
+
+
+@pytest.mark.parametrize(
+    ("args", "needle"),
+    [
+        (["simulate", "random", "uniform"], "no numba policy"),
+        (["simulate", "random", "random", "random", "--variant", "huibers"], "2 players"),
+        (["simulate", "random[speed=3]", "random"], "no parameter 'speed'"),
+        (["simulate", "random", "random", "--games", "0"], "--games"),
+    ],
+)
+def test_simulate_bad_input_is_one_line_and_exit_2(args: list[str], needle: str) -> None:
+    result = CliRunner().invoke(cli, args)
+    assert result.exit_code == 2, result.output
+    lines = result.output.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("arena: error:") and needle in lines[0]
+
+
+def test_simulate_refuses_bots_without_a_policy_in_the_api() -> None:
+    with pytest.raises(UnknownBotError, match="no numba policy"):
+        simulate(["uniform", "random"], 10)
