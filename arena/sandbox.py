@@ -5,7 +5,7 @@ In the sandbox a host has no network, sees no other process, gets a private ``/t
 whole file system read-only, and does not see the working directory, the home directory or the
 database's directory at all: only the Python environment and the installed packages' own
 directories inside them are put back (read-only). The one writable place shared between hosts is
-numba's compilation cache, so compiled bots start fast.
+numba's compilation cache (shared with the referee), so compiled bots start fast.
 """
 
 from __future__ import annotations
@@ -103,7 +103,10 @@ def _scratch() -> str:
 
 
 def _numba_cache() -> Path:
-    path = cache_dir() / "numba-hosts"
+    """numba's cache, shared with the referee's process (see :mod:`arena.engine.jitcache`)."""
+    from arena.engine.jitcache import cache_base
+
+    path = cache_base()
     path.mkdir(parents=True, exist_ok=True)
     return path
 

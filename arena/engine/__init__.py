@@ -5,3 +5,7 @@ Modules: :mod:`~arena.engine.layout` (constants and array layouts), :mod:`~arena
 of a round), :mod:`~arena.engine.view` (what one seat knows) and :mod:`~arena.engine.playout`
 (random rounds for benchmarks). The typed Python face is :mod:`arena.game`.
 """
+
+from arena.engine.jitcache import configure as _configure_kernel_cache
+
+_configure_kernel_cache()
