@@ -102,3 +102,124 @@ def plain_play(legal: np.ndarray, nlegal: int, card: int) -> int:
 
 # Guard is re-exported for the policies' readability.
 __all__ = ["GUARD"]
+
+
+# --- helpers of the rule-based policies (strategic, knowledge) ----------------------------------
+
+from arena.engine.layout import BARON, KING, PRIEST, PRINCE, V_KNOWN  # noqa: E402
+
+
+@njit(cache=True)
+def first_target(view: np.ndarray) -> int:
+    """The other seat a rule-based policy aims an ordinary play at, or -1 if none can be targeted.
+
+    Seats are taken in turn order from the one after this seat; the first targetable seat whose
+    card this seat does not know is chosen, else the first targetable seat.
+    """
+    me = view[V_SEAT]
+    n = view[V_NPLAYERS]
+    fallback = -1
+    for i in range(1, n):
+        s = (me + i) % n
+        if targetable(view, s):
+            if view[V_KNOWN + s] == 0:
+                return s
+            if fallback < 0:
+                fallback = s
+    return fallback
+
+
+@njit(cache=True)
+def sure_knockout(view: np.ndarray, legal: np.ndarray, nlegal: int) -> int:
+    """A legal action that knocks another seat out for certain from a card this seat knows it
+    holds (``V_KNOWN``), or -1 if there is none.
+
+    Tried in this order, each over the targetable seats in turn order from the next seat: a Guard
+    naming a known card that is not a Guard; a Baron at a seat whose known card is lower than this
+    seat's other card; a Prince at a seat known to hold the Princess.
+    """
+    me = view[V_SEAT]
+    n = view[V_NPLAYERS]
+    c0 = view[V_HAND]
+    c1 = view[V_HAND + 1]
+    if c0 == GUARD or c1 == GUARD:
+        for i in range(1, n):
+            s = (me + i) % n
+            k = view[V_KNOWN + s]
+            if k > GUARD and targetable(view, s):
+                a = find_action(legal, nlegal, GUARD, s, k)
+                if a >= 0:
+                    return a
+    if c0 == BARON or c1 == BARON:
+        mine = other_card(view, BARON)
+        for i in range(1, n):
+            s = (me + i) % n
+            k = view[V_KNOWN + s]
+            if k != 0 and k < mine and targetable(view, s):
+                a = find_action(legal, nlegal, BARON, s, 0)
+                if a >= 0:
+                    return a
+    if c0 == PRINCE or c1 == PRINCE:
+        for i in range(1, n):
+            s = (me + i) % n
+            if view[V_KNOWN + s] == PRINCESS and targetable(view, s):
+                a = find_action(legal, nlegal, PRINCE, s, 0)
+                if a >= 0:
+                    return a
+    return -1
+
+
+@njit(cache=True)
+def play_card(view: np.ndarray, legal: np.ndarray, nlegal: int, card: int, guess: int) -> int:
+    """The legal action playing ``card`` the way the rule-based policies do.
+
+    A Guard, Priest, Baron or King goes to :func:`first_target` (without a target when none can be
+    targeted); a Guard names the card known to be in the target's hand if that is not a Guard,
+    else ``guess``. A Prince goes to :func:`first_target`, or to this seat when no other can be
+    targeted. Any other card has a single way to be played.
+    """
+    if card == GUARD or card == PRIEST or card == BARON or card == KING:
+        t = first_target(view)
+        if card == GUARD and t >= 0:
+            k = view[V_KNOWN + t]
+            return find_action(legal, nlegal, GUARD, t, k if k > GUARD else guess)
+        return find_action(legal, nlegal, card, t, 0)
+    if card == PRINCE:
+        t = first_target(view)
+        if t < 0:
+            t = view[V_SEAT]
+        return find_action(legal, nlegal, PRINCE, t, 0)
+    return find_action(legal, nlegal, card, -2, 0)
+
+
+# --- helpers of the risk-matrix policy (riskmatrix) ---------------------------------------------
+
+from arena.engine.layout import V_NPILE, V_PILE  # noqa: E402
+
+
+@njit(cache=True)
+def seat_discard_count(view: np.ndarray, seat: int) -> int:
+    """How many cards of the public discard pile ``seat`` put there (played, discarded to a
+    Prince, or shown when knocked out)."""
+    count = 0
+    for i in range(view[V_NPILE]):
+        if view[V_PILE + i] >> 4 == seat:
+            count += 1
+    return count
+
+
+@njit(cache=True)
+def random_unseen_card(view: np.ndarray, rng: np.ndarray, lowest: int) -> int:
+    """A card value drawn from the copies this seat has not seen (``V_UNSEEN``), every copy of
+    value ``lowest`` or more equally likely; 0 if there is no such copy."""
+    total = 0
+    for v in range(lowest, PRINCESS + 1):
+        total += view[V_UNSEEN + v]
+    if total <= 0:
+        return 0
+    pick = rand_below(rng, total)
+    for v in range(lowest, PRINCESS + 1):
+        pick -= view[V_UNSEEN + v]
+        if pick < 0:
+            return v
+    return 0

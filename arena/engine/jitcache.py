@@ -55,5 +55,5 @@ def configure() -> Path:
     import numba.core.config
 
     path = cache_base() / code_hash()
-    numba.core.config.CACHE_DIR = str(path)
+    setattr(numba.core.config, "CACHE_DIR", str(path))  # noqa: B010 - set at import by numba
     return path
