@@ -22,7 +22,7 @@ chances are 0. Ties: the lower card; for one card, the target nearest in turn or
 player (an opponent before itself for the Prince), then for the Guard the higher guess (the
 thesis: "aim at the higher-numbered card"). Scores are kept as exact integers (in units of
 1 / (100 * 720720), 720720 being divisible by every possible count of unseen cards), so ties are
-exact. With 3-4 players each target is scored with its own chances (docs/bots/greedy.md).
+exact. With 3-4 players each target is scored with its own chances (docs/bots.md).
 """
 
 from __future__ import annotations

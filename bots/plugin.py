@@ -9,14 +9,10 @@ from arena.hookspecs import hookimpl
 from bots.policy import POLICIES, policy_bot
 from bots.uniform import UniformBot
 
-#: Policies whose bots are registered.
-IMPLEMENTED = ("random",)
-
 
 @hookimpl
 def arena_register_bots(register: Callable[..., Any]) -> None:
     """Register the reference bots."""
     register("uniform", UniformBot, "picks uniformly among the legal actions", {})
     for info in POLICIES.values():
-        if info.name in IMPLEMENTED:
-            register(info.name, policy_bot(info.name), info.description, dict(info.params))
+        register(info.name, policy_bot(info.name), info.description, dict(info.params))

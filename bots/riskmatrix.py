@@ -6,7 +6,7 @@ target, is a *target matrix* of the same shape. Both are pivoted as in the READM
 a card at a target is the README's ``computeRisk`` of the target's matrix against the card's ideal
 matrix; every legal (card, target) pair is scored and the lowest risk is played, ties going to the
 pair generated first (the player's held card before the card it drew, itself before the other
-seats, the other seats in turn order). docs/bots/riskmatrix.md gives every interpretation choice.
+seats, the other seats in turn order). docs/bots.md gives every interpretation choice.
 
 Hand masks give card value ``v`` the bit ``1 << (v - 1)`` (Guard 1 ... Princess 128), as the
 README's deck ``[128, 64, 32, 16, 16, 8, 8, 4, 4, 2, 2, 1, 1, 1, 1, 1]``.

@@ -240,7 +240,7 @@ def test_four_players_the_others_discards_are_counted_together() -> None:
 
 
 def test_it_is_about_as_strong_as_random_from_either_seat() -> None:
-    """Measured over 10^6 rounds (docs/bots/riskmatrix.md): the README's player wins 48-52% of
+    """Measured over 10^6 rounds (docs/bots.md): the README's player wins 48-52% of
     the rounds against ``random`` from either seat in both variants, as ``random`` does against
     itself (51.6% / 48.4%); it throws away its own Princess with a Prince in about 7% of rounds.
     20,000 rounds give a 95% interval of about +-0.7%."""
