@@ -56,6 +56,11 @@ def _simulate(
     acts = np.empty(MAX_ACTIONS, dtype=np.int32)
     ev = np.empty((0, EVENT_WIDTH), dtype=np.int32)
     tally = np.zeros(nplayers + 2, dtype=np.int64)
+    # Each seat's parameter row, taken once (a slice per decision costs more than the policy).
+    p0 = params[0]
+    p1 = params[min(1, nplayers - 1)]
+    p2 = params[min(2, nplayers - 1)]
+    p3 = params[min(3, nplayers - 1)]
     for _ in range(rounds):
         shuffle(rng, deck, 0, N_CARDS)
         new_round(state, deck, nplayers, variant, 0, ev)
@@ -63,7 +68,15 @@ def _simulate(
             seat = state[S_TURN]
             k = legal_actions(state, acts)
             seat_view(state, seat, view)
-            a = decide(ids[seat], view, acts, k, rng, params[seat])
+            if seat == 0:
+                p = p0
+            elif seat == 1:
+                p = p1
+            elif seat == 2:
+                p = p2
+            else:
+                p = p3
+            a = decide(ids[seat], view, acts, k, rng, p)
             ok = False
             for i in range(k):
                 if acts[i] == a:

@@ -79,6 +79,9 @@ def most_unseen_guess(view: np.ndarray) -> int:
 @njit(cache=True)
 def random_opponent(view: np.ndarray, rng: np.ndarray) -> int:
     """A uniformly chosen other seat that can be targeted, or -1 if none can."""
+    if view[V_NPLAYERS] == 2:  # no choice to draw
+        other = 1 - view[V_SEAT]
+        return other if targetable(view, other) else -1
     n = 0
     for s in range(view[V_NPLAYERS]):
         if targetable(view, s):
