@@ -75,19 +75,32 @@ def seat_view(state: np.ndarray, seat: int, view: np.ndarray) -> None:
     view[V_NFACEUP] = state[S_NFACEUP]
     view[V_NPILE] = state[S_NPILE]
     view[V_ASIDE_TAKEN] = state[S_ASIDE_TAKEN]
-    view[V_HAND] = state[S_HAND + 2 * seat]
-    view[V_HAND + 1] = state[S_HAND + 2 * seat + 1]
+    # The unseen counts are made in the same passes (unseen_from_view would take them again).
+    for v in range(9):
+        view[V_UNSEEN + v] = CARD_COUNTS[v]
+    c = state[S_HAND + 2 * seat]
+    view[V_HAND] = c
+    view[V_UNSEEN + c] -= 1
+    c = state[S_HAND + 2 * seat + 1]
+    view[V_HAND + 1] = c
+    view[V_UNSEEN + c] -= 1
     for s in range(n):
         view[V_ALIVE + s] = state[S_ALIVE + s]
         view[V_PROT + s] = state[S_PROT + s]
         view[V_DTOTAL + s] = state[S_DTOTAL + s]
-        view[V_KNOWN + s] = state[S_KNOW + seat * 4 + s]
+        c = state[S_KNOW + seat * 4 + s]
+        view[V_KNOWN + s] = c
+        view[V_UNSEEN + c] -= 1
         view[V_KNOWN_BY + s] = state[S_AWARE + seat * 4 + s]
     for i in range(state[S_NFACEUP]):
-        view[V_FACEUP + i] = state[S_DECK + 1 + i]
+        c = state[S_DECK + 1 + i]
+        view[V_FACEUP + i] = c
+        view[V_UNSEEN + c] -= 1
     for i in range(state[S_NPILE]):
-        view[V_PILE + i] = state[S_PILE + i]
-    unseen_from_view(view)
+        c = state[S_PILE + i]
+        view[V_PILE + i] = c
+        view[V_UNSEEN + (c & 15)] -= 1
+    view[V_UNSEEN] = 0
 
 
 @njit(cache=True)
