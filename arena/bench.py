@@ -133,6 +133,28 @@ def simulate_strategic_random_rounds_per_s(seconds: float) -> float:
     return _simulate_rounds_per_s(["strategic", "random"], seconds)
 
 
+def dp_build_seconds(seconds: float) -> float:
+    """Seconds to build the Dynamic Programming solver's ``huibers`` table (compiled kernels,
+    never from the disk cache): the best of at least three builds, for at least ``seconds``."""
+    from solver import build_table
+
+    build_table()  # warm-up: compile or load the kernels
+    best = float("inf")
+    builds = 0
+    begun = time.perf_counter()
+    while builds < 3 or time.perf_counter() - begun < seconds:
+        best = min(best, build_table().build_seconds)
+        builds += 1
+    return best
+
+
+def dp_states(seconds: float) -> float:
+    """Slots the Dynamic Programming solver computes for the ``huibers`` table."""
+    from solver import build_table
+
+    return float(build_table().states)
+
+
 BENCHMARKS: dict[str, Benchmark] = {
     b.key: b
     for b in (
@@ -151,6 +173,8 @@ BENCHMARKS: dict[str, Benchmark] = {
             "rounds/s",
             ">= 250,000 (1M in 4 s)",
         ),
+        Benchmark("dp_build_seconds", dp_build_seconds, "s", "<= 1.0"),
+        Benchmark("dp_states", dp_states, "states", ""),
     )
 }
 

@@ -355,6 +355,50 @@ def simulate(bots: tuple[str, ...], games: int, variant: str, seed: int, as_json
     )
 
 
+@cli.command()
+@click.option(
+    "--variant",
+    default="huibers",
+    show_default=True,
+    help="Rule set (the solver models only huibers).",
+)
+@click.option("--rebuild", is_flag=True, help="Build the table again instead of loading it.")
+@json_option
+def solve(variant: str, rebuild: bool, as_json: bool) -> None:
+    """Print the Dynamic Programming solver's opening table (Huibers 2016, Table 4).
+
+    One row per hand at the first decision of a round (n = 14 cards unseen): the chance of
+    winning with best play on both sides, the card to play, the Guard's guess and the Prince's
+    target (1 the opponent, 2 itself). The table is loaded from the user cache directory, or
+    built (under a second) and saved there.
+    """
+    from solver import load_table, opening_rows, table_path
+
+    table = load_table(variant, rebuild=rebuild)
+    rows = opening_rows(table)
+    if as_json:
+        report = {
+            "variant": table.variant,
+            "states": table.states,
+            "build_seconds": table.build_seconds,
+            "opening": rows,
+        }
+        click.echo(json.dumps(report, indent=2))
+        return
+    click.echo(
+        f"Dynamic Programming table of {table.variant}: {table.states:,} states, "
+        f"built in {table.build_seconds:.2f} s ({table_path(variant)})"
+    )
+    click.echo(f"{'n':>3} {'b1':>3} {'b2':>3} {'chance':>9} {'play':>5} {'guess':>6} {'target':>7}")
+    for row in rows:
+        guess = "-" if row["guess"] is None else row["guess"]
+        target = "-" if row["target"] is None else row["target"]
+        click.echo(
+            f"{row['n']:>3} {row['b1']:>3} {row['b2']:>3} {row['chance']:>9.6f} "
+            f"{row['play']:>5} {guess:>6} {target:>7}"
+        )
+
+
 @cli.command("new-bot")
 @click.argument("name")
 @click.option(

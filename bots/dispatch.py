@@ -5,9 +5,10 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+from bots.dp import dp_policy
 from bots.greedy import greedy_policy
 from bots.knowledge import knowledge_policy
-from bots.policy import GREEDY, KNOWLEDGE, RANDOM, RISKMATRIX, STRATEGIC
+from bots.policy import DP, GREEDY, KNOWLEDGE, RANDOM, RISKMATRIX, STRATEGIC
 from bots.random_player import random_policy
 from bots.riskmatrix import riskmatrix_policy
 from bots.strategic import strategic_policy
@@ -21,8 +22,10 @@ def decide(
     nlegal: int,
     rng: np.ndarray,
     params: np.ndarray,
+    table: np.ndarray,
 ) -> int:
-    """The packed action the policy ``policy_id`` chooses."""
+    """The packed action the policy ``policy_id`` chooses. ``table`` is the Dynamic Programming
+    table's policy array (:class:`solver.DPTable`), read by ``dp`` only (empty for the others)."""
     if policy_id == RANDOM:
         return random_policy(view, legal, nlegal, rng, params)
     if policy_id == STRATEGIC:
@@ -33,4 +36,6 @@ def decide(
         return greedy_policy(view, legal, nlegal, rng, params)
     if policy_id == RISKMATRIX:
         return riskmatrix_policy(view, legal, nlegal, rng, params)
+    if policy_id == DP:
+        return dp_policy(view, legal, nlegal, rng, params, table)
     return -1

@@ -15,4 +15,11 @@ def arena_register_bots(register: Callable[..., Any]) -> None:
     """Register the reference bots."""
     register("uniform", UniformBot, "picks uniformly among the legal actions", {})
     for info in POLICIES.values():
-        register(info.name, policy_bot(info.name), info.description, dict(info.params))
+        register(
+            info.name,
+            policy_bot(info.name),
+            info.description,
+            dict(info.params),
+            variants=info.variants,
+            players=info.players,
+        )

@@ -26,17 +26,22 @@ STRATEGIC = 1
 KNOWLEDGE = 2
 GREEDY = 3
 RISKMATRIX = 4
+DP = 5
 
 
 @dataclass(frozen=True)
 class PolicyInfo:
     """A bot with a numba policy: its name, policy id, parameter defaults (numbers, in the order
-    the policy reads them from ``params``) and one-line description."""
+    the policy reads them from ``params``), one-line description, the variants and player counts
+    it plays, and whether it reads the Dynamic Programming table."""
 
     name: str
     policy_id: int
     params: dict[str, float]
     description: str
+    variants: tuple[str, ...] | None = None
+    players: tuple[int, ...] | None = None
+    needs_table: bool = False
 
     def param_array(self, settings: dict[str, Any] | None = None) -> np.ndarray:
         """The ``params`` array for ``settings`` (defaults where not given)."""
@@ -70,8 +75,28 @@ POLICIES: dict[str, PolicyInfo] = {
             {},
             "Wambosa's LuaLoveLetter: the play whose ideal matrix is closest to the target matrix",
         ),
+        PolicyInfo(
+            "dp",
+            DP,
+            {},
+            "Huibers 2016 3.2: the Dynamic Programming table's choice (2-player huibers)",
+            variants=("huibers",),
+            players=(2,),
+            needs_table=True,
+        ),
     )
 }
+
+_NO_TABLE = np.zeros(0, dtype=np.int16)
+
+
+def policy_table(info: PolicyInfo) -> np.ndarray:
+    """The Dynamic Programming table's policy array if ``info`` reads it, else an empty one."""
+    if not info.needs_table:
+        return _NO_TABLE
+    from solver import load_table
+
+    return load_table("huibers").policy
 
 
 class PolicyBot(Bot):
@@ -85,6 +110,7 @@ class PolicyBot(Bot):
         self.name = self.info.name
         self.params = self.info.param_array(settings)
         self.state = new_rng(0)
+        self.table = policy_table(self.info)
 
     def reset(self, seed: int) -> None:
         """Start a new round: reseed the policy's generator."""
@@ -96,8 +122,9 @@ class PolicyBot(Bot):
         from bots.dispatch import decide
 
         legal = observation.legal_packed()
+        view = observation.to_view()
         packed = decide(
-            self.info.policy_id, observation.to_view(), legal, len(legal), self.state, self.params
+            self.info.policy_id, view, legal, len(legal), self.state, self.params, self.table
         )
         return Action.from_int(int(packed))
 

@@ -34,7 +34,7 @@ from arena.engine.view import seat_view
 from arena.errors import ArenaError, UnknownBotError
 from arena.game.variants import Variant
 from bots.dispatch import decide
-from bots.policy import POLICIES
+from bots.policy import POLICIES, policy_table
 
 
 class SimulationError(ArenaError):
@@ -43,7 +43,13 @@ class SimulationError(ArenaError):
 
 @njit(cache=True)
 def _simulate(
-    ids: np.ndarray, params: np.ndarray, nplayers: int, variant: int, rounds: int, seed: int
+    ids: np.ndarray,
+    params: np.ndarray,
+    table: np.ndarray,
+    nplayers: int,
+    variant: int,
+    rounds: int,
+    seed: int,
 ) -> np.ndarray:
     """Play ``rounds`` rounds; return wins per seat, then shared rounds, then -1 in the last slot
     if a policy ever answered an illegal action (and stop there)."""
@@ -76,7 +82,7 @@ def _simulate(
                 p = p2
             else:
                 p = p3
-            a = decide(ids[seat], view, acts, k, rng, p)
+            a = decide(ids[seat], view, acts, k, rng, p, table)
             ok = False
             for i in range(k):
                 if acts[i] == a:
@@ -143,6 +149,15 @@ def policy_specs(bots: Sequence[str]) -> list[tuple[str, int, np.ndarray]]:
     return out
 
 
+def _table_for(names: Sequence[str]) -> np.ndarray:
+    """The Dynamic Programming table's policy array if a bot reads it, else an empty one."""
+    for name in names:
+        info = POLICIES[BotSpec.parse(name).name]
+        if info.needs_table:
+            return policy_table(info)
+    return policy_table(POLICIES["random"])
+
+
 def simulate(
     bots: Sequence[str], games: int, variant: str = "classic", seed: int = 0
 ) -> SimulationResult:
@@ -157,9 +172,10 @@ def simulate(
     params = np.zeros((len(specs), width), dtype=np.float64)
     for seat, (_, _, p) in enumerate(specs):
         params[seat, : len(p)] = p
-    _simulate(ids, params, len(specs), rules.code, 1, seed)  # compile or load before timing
+    table = _table_for([name for name, _, _ in specs])
+    _simulate(ids, params, table, len(specs), rules.code, 1, seed)  # compile or load first
     begun = time.perf_counter()
-    tally = _simulate(ids, params, len(specs), rules.code, games, seed)
+    tally = _simulate(ids, params, table, len(specs), rules.code, games, seed)
     spent = time.perf_counter() - begun
     if tally[-1] < 0:
         raise SimulationError("a policy answered an illegal action (a bug in that bot)")

@@ -58,9 +58,9 @@ def test_act_and_the_policy_on_the_engine_view_are_one_decision(name: str) -> No
             bot.state = new_rng(key)
             chosen = bot.act(game.observation(seat))
             legal = np.array(game.legal_packed(), dtype=np.int32)
-            direct = decide(
-                bot.info.policy_id, game.view(seat), legal, len(legal), new_rng(key), params
-            )
+            view = game.view(seat)
+            rng = new_rng(key)
+            direct = decide(bot.info.policy_id, view, legal, len(legal), rng, params, bot.table)
             assert chosen == Action.from_int(int(direct))
             count += 1
     assert count >= 2000
