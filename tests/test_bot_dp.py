@@ -1,4 +1,4 @@
-"""The ``dp`` bot: it plays the Dynamic Programming table's choice from what its observation says."""
+"""The ``dp`` bot: it plays the Dynamic Programming table's choice for its observation."""
 
 from __future__ import annotations
 
