@@ -316,7 +316,8 @@ def bench(only: tuple[str, ...], seconds: float, as_json: bool) -> None:
     for key, value in results.items():
         b = BENCHMARKS[key]
         goal = f"  (goal {b.goal})" if b.goal else ""
-        click.echo(f"{key:<40} {value:>12,.0f} {b.unit}{goal}")
+        shown = f"{value:>12,.3f}" if value < 100 else f"{value:>12,.0f}"
+        click.echo(f"{key:<40} {shown} {b.unit}{goal}")
 
 
 @cli.command()

@@ -15,8 +15,6 @@ from numba import njit
 import arena.engine  # noqa: F401 - points numba's cache at this code version before any kernel
 from arena.engine.layout import CARD_COUNTS
 
-#: Number of card values (index 0 of per-value arrays is unused).
-N_VALUES = 8
 #: Hands ``b1 <= b2``.
 N_PAIRS = 36
 #: Values of the mixed-radix index of ``A``.

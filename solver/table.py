@@ -93,10 +93,17 @@ def build_table(variant: str = "huibers") -> DPTable:
 
 
 def table_path(variant: str = "huibers") -> Path:
-    """Where the table of ``variant`` is cached: ``cache_dir()/solver/dp-VARIANT-vN.npz``."""
+    """Where the table of ``variant`` is cached: ``cache_dir()/solver/dp-VARIANT-vN-HASH.npz``,
+    HASH naming the solver's source files, so a changed model never reads an old table."""
+    import hashlib
+
     from arena.sandbox import cache_dir
 
-    return cache_dir() / "solver" / f"dp-{variant}-v{SOLVER_VERSION}.npz"
+    digest = hashlib.blake2b(digest_size=6)
+    for source in sorted(Path(__file__).parent.glob("*.py")):
+        digest.update(source.name.encode() + source.read_bytes())
+    name = f"dp-{variant}-v{SOLVER_VERSION}-{digest.hexdigest()}.npz"
+    return cache_dir() / "solver" / name
 
 
 def save_table(table: DPTable, path: Path) -> None:
