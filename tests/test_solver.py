@@ -539,7 +539,8 @@ def user_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path
 def test_cache_round_trip(table: DPTable, user_cache: Path) -> None:
     """Saved and loaded, the table is the same; a damaged file is rebuilt."""
     path = table_path("huibers")
-    assert path == user_cache / "solver" / f"dp-huibers-v{SOLVER_VERSION}.npz"
+    assert path.parent == user_cache / "solver"
+    assert path.name.startswith(f"dp-huibers-v{SOLVER_VERSION}-") and path.suffix == ".npz"
     save_table(table, path)
     loaded = load_table("huibers")
     assert loaded.variant == "huibers"
