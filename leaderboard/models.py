@@ -1,0 +1,124 @@
+"""SQLAlchemy 2.0 models of the arena's database: tournaments, entrants, decks, games, ratings.
+
+Importing this module creates no engine and touches no database; see :mod:`leaderboard.store`.
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from typing import Any
+
+from sqlalchemy import JSON, DateTime, ForeignKey, Integer, String, UniqueConstraint
+from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column, relationship
+
+#: The states a tournament can be in.
+STATUSES = ("running", "finished", "interrupted")
+
+
+def utcnow() -> datetime:
+    """The current time, timezone-aware in UTC."""
+    return datetime.now(UTC)
+
+
+class Base(DeclarativeBase):
+    """Base class of the arena's tables."""
+
+
+class Tournament(Base):
+    """One tournament: its configuration, seed, rules and state.
+
+    ``fingerprint`` is a hash of everything that decides the games' records (configuration,
+    seed, variant, players per table, entrants with their versions, decks); starting a
+    tournament with a fingerprint already stored resumes that tournament.
+    """
+
+    __tablename__ = "tournaments"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    name: Mapped[str] = mapped_column(String(200))
+    fingerprint: Mapped[str] = mapped_column(String(64), unique=True, index=True)
+    configuration: Mapped[dict[str, Any]] = mapped_column(JSON)
+    seed: Mapped[int] = mapped_column(Integer)
+    variant: Mapped[str] = mapped_column(String(40))
+    players: Mapped[int] = mapped_column(Integer)
+    status: Mapped[str] = mapped_column(String(20), default="running")
+    created: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+    updated: Mapped[datetime] = mapped_column(
+        DateTime(timezone=True), default=utcnow, onupdate=utcnow
+    )
+    arena_version: Mapped[str] = mapped_column(String(40))
+
+    entrants: Mapped[list[Entrant]] = relationship(
+        back_populates="tournament", cascade="all, delete-orphan", order_by="Entrant.id"
+    )
+    decks: Mapped[list[Deck]] = relationship(
+        back_populates="tournament", cascade="all, delete-orphan", order_by="Deck.position"
+    )
+
+
+class Entrant(Base):
+    """A bot taking part in a tournament; ``name`` is its canonical bot spec."""
+
+    __tablename__ = "entrants"
+    __table_args__ = (UniqueConstraint("tournament_id", "name"),)
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    tournament_id: Mapped[int] = mapped_column(ForeignKey("tournaments.id", ondelete="CASCADE"))
+    name: Mapped[str] = mapped_column(String(400))
+    bot: Mapped[str] = mapped_column(String(200))
+    parameters: Mapped[dict[str, Any]] = mapped_column(JSON)
+    plugin: Mapped[str] = mapped_column(String(200))
+    distribution: Mapped[str] = mapped_column(String(200))
+    version: Mapped[str] = mapped_column(String(80))
+
+    tournament: Mapped[Tournament] = relationship(back_populates="entrants")
+
+
+class Deck(Base):
+    """One deck order of a tournament: ``cards`` is the card values from the top, as digits."""
+
+    __tablename__ = "decks"
+    __table_args__ = (UniqueConstraint("tournament_id", "position"),)
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    tournament_id: Mapped[int] = mapped_column(ForeignKey("tournaments.id", ondelete="CASCADE"))
+    position: Mapped[int] = mapped_column(Integer)
+    cards: Mapped[str] = mapped_column(String(32))
+
+    tournament: Mapped[Tournament] = relationship(back_populates="decks")
+
+
+class Game(Base):
+    """One finished round: its schedule key, seats, result and the full record for replay."""
+
+    __tablename__ = "games"
+    __table_args__ = (UniqueConstraint("tournament_id", "key"),)
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    tournament_id: Mapped[int] = mapped_column(
+        ForeignKey("tournaments.id", ondelete="CASCADE"), index=True
+    )
+    key: Mapped[str] = mapped_column(String(400))
+    deck_id: Mapped[int | None] = mapped_column(ForeignKey("decks.id"), nullable=True)
+    rotation: Mapped[int] = mapped_column(Integer)
+    seats: Mapped[list[Any]] = mapped_column(JSON)
+    winners: Mapped[list[Any]] = mapped_column(JSON)
+    end_reason: Mapped[str] = mapped_column(String(40))
+    record: Mapped[dict[str, Any]] = mapped_column(JSON)
+    times: Mapped[list[Any]] = mapped_column(JSON)
+    faults: Mapped[list[Any]] = mapped_column(JSON)
+    created: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+
+
+class RatingSnapshot(Base):
+    """Ratings of a tournament's entrants as computed from ``games`` games."""
+
+    __tablename__ = "rating_snapshots"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    tournament_id: Mapped[int] = mapped_column(
+        ForeignKey("tournaments.id", ondelete="CASCADE"), index=True
+    )
+    created: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+    games: Mapped[int] = mapped_column(Integer)
+    ratings: Mapped[Any] = mapped_column(JSON)

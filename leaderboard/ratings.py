@@ -1,0 +1,443 @@
+"""Rating maths for the leaderboard: pure functions, no database, no I/O.
+
+Model (see ``docs/ratings.md``): every entrant ``i`` has a strength ``theta_i`` (natural-log
+units). At a table ``T`` of 2 to 4 entrants the probability that seat ``i`` wins the round is
+the Luce (Plackett-Luce first-choice) probability ``exp(theta_i) / sum_{j in T} exp(theta_j)``;
+with two players this is exactly Bradley-Terry. A win shared by ``k`` seats is entered as a
+fractional win of ``1/k`` for each of them, so the log-likelihood of one game is
+
+    l_g(theta) = sum_{i in T} s_i * theta_i - log sum_{j in T} exp(theta_j)
+
+where ``s_i`` is seat ``i``'s share of the round (the shares sum to 1). Ratings are reported on
+the Elo scale, ``elo_i = 1500 + K * (theta_i - c)`` with ``K = 400 / ln 10`` and ``c`` either the
+mean strength (default) or the anchor's strength.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass
+
+import numpy as np
+from numpy.typing import NDArray
+from scipy import optimize, stats
+from scipy.sparse import csr_matrix
+from scipy.sparse.csgraph import connected_components
+
+__all__ = [
+    "AUTO_RIDGE",
+    "BASE_ELO",
+    "ELO_PER_NAT",
+    "GameResult",
+    "Rating",
+    "Ratings",
+    "WinRate",
+    "fit_ratings",
+    "win_rates",
+]
+
+#: Elo points per natural-log unit of strength: ``400 / ln 10`` (about 173.72).
+ELO_PER_NAT: float = 400.0 / math.log(10.0)
+#: The rating given to the mean entrant (or to the anchor).
+BASE_ELO: float = 1500.0
+#: Ridge used only when the maximum-likelihood estimate does not exist (see ``fit_ratings``).
+AUTO_RIDGE: float = 0.01
+
+_CONFIDENCE = 0.95
+_Z = float(stats.norm.ppf(0.5 + _CONFIDENCE / 2.0))
+_MAX_SEATS = 4
+
+FloatArray = NDArray[np.float64]
+IntArray = NDArray[np.intp]
+
+
+@dataclass(frozen=True)
+class GameResult:
+    """One finished round: the entrants in seat order, each seat's share, and its variance unit.
+
+    ``scores[i]`` is seat ``i``'s share of the round: 1 for the sole winner, ``1/k`` for each of
+    ``k`` seats sharing the win, 0 otherwise (so the shares sum to 1). ``unit`` names the
+    independent unit for variance estimation (e.g. the deck-pair key): games with the same unit
+    are treated as one correlated cluster.
+    """
+
+    players: tuple[str, ...]
+    scores: tuple[float, ...]
+    unit: str
+
+    def __post_init__(self) -> None:
+        """Check the table size, distinct names, and that the shares are valid and sum to 1."""
+        n = len(self.players)
+        if not 2 <= n <= _MAX_SEATS:
+            raise ValueError(f"a game needs 2 to {_MAX_SEATS} players, got {n}")
+        if len(set(self.players)) != n:
+            raise ValueError(f"duplicate player in {self.players!r}")
+        if len(self.scores) != n:
+            raise ValueError("scores and players differ in length")
+        if any(not math.isfinite(s) or s < 0.0 for s in self.scores):
+            raise ValueError(f"scores must be finite and non-negative: {self.scores!r}")
+        if not math.isclose(sum(self.scores), 1.0, abs_tol=1e-9):
+            raise ValueError(f"scores must sum to 1: {self.scores!r}")
+
+
+@dataclass(frozen=True)
+class Rating:
+    """One entrant's Elo-scale rating with its 95% interval ``[lo, hi]`` and games played.
+
+    ``lo``/``hi`` are ``-inf``/``inf`` when the variance cannot be estimated (fewer than two
+    independent units); the anchor's interval is the single point 1500.
+    """
+
+    name: str
+    elo: float
+    lo: float
+    hi: float
+    games: int
+
+
+@dataclass(frozen=True)
+class Ratings:
+    """The result of one fit: ratings sorted best first, plus how the fit was made.
+
+    ``ridge`` is the penalty actually used (0.0 for a plain maximum-likelihood fit), ``units``
+    the number of independent clusters behind the intervals, ``anchor`` the entrant pinned at
+    1500 (``None`` when the mean is 1500).
+    """
+
+    ratings: tuple[Rating, ...]
+    anchor: str | None
+    ridge: float
+    games: int
+    units: int
+
+    def __getitem__(self, name: str) -> Rating:
+        """Return the rating of entrant ``name`` (``KeyError`` if absent)."""
+        for rating in self.ratings:
+            if rating.name == name:
+                return rating
+        raise KeyError(name)
+
+    def to_dict(self) -> dict[str, object]:
+        """Return a JSON-ready dict; infinite interval ends become ``None``."""
+
+        def clean(r: Rating) -> dict[str, object]:
+            d: dict[str, object] = asdict(r)
+            for key in ("lo", "hi"):
+                value = d[key]
+                if isinstance(value, float) and not math.isfinite(value):
+                    d[key] = None
+            return d
+
+        return {
+            "anchor": self.anchor,
+            "ridge": self.ridge,
+            "games": self.games,
+            "units": self.units,
+            "confidence": _CONFIDENCE,
+            "ratings": [clean(r) for r in self.ratings],
+        }
+
+    def to_json(self) -> str:
+        """Serialise ``to_dict()`` as a JSON string (strict JSON: no NaN or Infinity)."""
+        return json.dumps(self.to_dict(), allow_nan=False)
+
+
+@dataclass(frozen=True)
+class WinRate:
+    """One entrant's score share ``rate`` over ``games`` played with its 95% interval."""
+
+    name: str
+    rate: float
+    lo: float
+    hi: float
+    games: int
+    score: float
+
+
+# --------------------------------------------------------------------------- internals
+
+
+@dataclass(frozen=True)
+class _Design:
+    """Games packed into padded arrays: one row per game, ``_MAX_SEATS`` columns."""
+
+    names: tuple[str, ...]
+    idx: IntArray  # entrant index per seat, 0 where padded
+    mask: NDArray[np.bool_]  # True for real seats
+    scores: FloatArray  # seat shares, 0 where padded
+    cluster: IntArray  # cluster index per game
+    n_clusters: int
+
+
+def _canonical(games: Sequence[GameResult]) -> list[GameResult]:
+    """Sort games into a canonical order so floating-point sums do not depend on input order."""
+    return sorted(games, key=lambda g: (g.unit, g.players, g.scores))
+
+
+def _design(games: Sequence[GameResult]) -> _Design:
+    """Pack (canonically ordered) games into arrays indexed by sorted entrant name."""
+    names = tuple(sorted({p for g in games for p in g.players}))
+    where = {name: i for i, name in enumerate(names)}
+    units = sorted({g.unit for g in games})
+    unit_idx = {u: i for i, u in enumerate(units)}
+    n = len(games)
+    idx = np.zeros((n, _MAX_SEATS), dtype=np.intp)
+    mask = np.zeros((n, _MAX_SEATS), dtype=bool)
+    scores = np.zeros((n, _MAX_SEATS), dtype=np.float64)
+    cluster = np.zeros(n, dtype=np.intp)
+    for row, g in enumerate(games):
+        k = len(g.players)
+        idx[row, :k] = [where[p] for p in g.players]
+        mask[row, :k] = True
+        scores[row, :k] = g.scores
+        cluster[row] = unit_idx[g.unit]
+    return _Design(names, idx, mask, scores, cluster, len(units))
+
+
+def _probabilities(theta: FloatArray, d: _Design) -> tuple[FloatArray, FloatArray]:
+    """Return per-seat Luce win probabilities (0 on padding) and each table's log-sum-exp."""
+    strengths = np.where(d.mask, theta[d.idx], -np.inf)
+    top = strengths.max(axis=1, keepdims=True)
+    expd = np.exp(strengths - top)
+    total = expd.sum(axis=1, keepdims=True)
+    lse = (top + np.log(total))[:, 0]
+    return expd / total, lse
+
+
+def _log_likelihood(theta: FloatArray, d: _Design) -> float:
+    """Sum over games of ``sum_i s_i theta_i - log sum_j exp(theta_j)``."""
+    _, lse = _probabilities(theta, d)
+    strengths = np.where(d.mask, theta[d.idx], 0.0)
+    return float((d.scores * strengths).sum() - lse.sum())
+
+
+def _residuals(theta: FloatArray, d: _Design) -> FloatArray:
+    """Per-seat score residuals ``s_i - p_i`` (0 on padding); their sums are the gradient."""
+    p, _ = _probabilities(theta, d)
+    return np.where(d.mask, d.scores - p, 0.0)
+
+
+def _gradient(theta: FloatArray, d: _Design) -> FloatArray:
+    """Gradient of the log-likelihood: for each entrant, actual minus expected wins."""
+    grad = np.zeros(len(d.names))
+    np.add.at(grad, d.idx[d.mask], _residuals(theta, d)[d.mask])
+    return grad
+
+
+def _information(theta: FloatArray, d: _Design) -> FloatArray:
+    """Observed information (minus the Hessian): ``sum_g diag(p_g) - p_g p_g^T``."""
+    p, _ = _probabilities(theta, d)
+    n = len(d.names)
+    info = np.zeros((n, n))
+    for a in range(_MAX_SEATS):
+        real_a = d.mask[:, a]
+        np.add.at(info, (d.idx[real_a, a], d.idx[real_a, a]), p[real_a, a])
+        for b in range(_MAX_SEATS):
+            both = real_a & d.mask[:, b]
+            np.add.at(info, (d.idx[both, a], d.idx[both, b]), -p[both, a] * p[both, b])
+    return info
+
+
+def _mle_exists(d: _Design) -> bool:
+    """True when the plain MLE is finite: the 'i scored against j' digraph is strongly connected.
+
+    Along a direction ``v`` the likelihood is non-decreasing for ever iff in every game all
+    positive scorers sit at the table maximum of ``v``; taking ``v`` as the indicator of the
+    top level set shows this fails for all non-constant ``v`` exactly when, for every proper
+    subset ``S``, some entrant outside ``S`` scored at a table with someone inside ``S``.
+    """
+    n = len(d.names)
+    rows: list[int] = []
+    cols: list[int] = []
+    for g in range(d.idx.shape[0]):
+        for a in range(_MAX_SEATS):
+            if not d.mask[g, a] or d.scores[g, a] <= 0.0:
+                continue
+            for b in range(_MAX_SEATS):
+                if b != a and d.mask[g, b]:
+                    rows.append(int(d.idx[g, a]))
+                    cols.append(int(d.idx[g, b]))
+    graph = csr_matrix((np.ones(len(rows)), (rows, cols)), shape=(n, n))
+    count, _ = connected_components(graph, directed=True, connection="strong")
+    return int(count) == 1
+
+
+def _fit_theta(d: _Design, ridge: float) -> FloatArray:
+    """Maximise the (optionally ridge-penalised) log-likelihood; return mean-zero strengths.
+
+    The objective adds ``(sum theta)^2 / 2``, which pins the mean at zero without changing the
+    likelihood (it is invariant to a common shift), so the Hessian is positive definite.
+    """
+    n = len(d.names)
+    ones = np.ones((n, n))
+
+    def objective(theta: FloatArray) -> float:
+        total = float(theta.sum())
+        return -_log_likelihood(theta, d) + 0.5 * ridge * float(theta @ theta) + 0.5 * total * total
+
+    def jac(theta: FloatArray) -> FloatArray:
+        return -_gradient(theta, d) + ridge * theta + theta.sum()
+
+    def hess(theta: FloatArray) -> FloatArray:
+        return _information(theta, d) + ridge * np.eye(n) + ones
+
+    result = optimize.minimize(
+        objective,
+        np.zeros(n),
+        jac=jac,
+        hess=hess,
+        method="trust-exact",
+        options={"gtol": 1e-10, "maxiter": 1000},
+    )
+    theta = np.asarray(result.x, dtype=np.float64)
+    if not np.all(np.isfinite(theta)) or float(np.abs(jac(theta)).max()) > 1e-6:
+        raise RuntimeError(f"rating fit did not converge: {result.message}")
+    return theta - theta.mean()
+
+
+def _sandwich(theta: FloatArray, d: _Design, ridge: float) -> FloatArray | None:
+    """Cluster-robust covariance ``c * B^+ M B^+`` of the mean-zero strengths.
+
+    ``B = sum_g (diag p_g - p_g p_g^T) + ridge * I`` is the bread (information),
+    ``M = sum_c u_c u_c^T`` the meat, with ``u_c`` the summed score residual vector of cluster
+    ``c`` (its ridge share ``ridge * theta / C`` subtracted), ``+`` the Moore-Penrose
+    pseudo-inverse (the information is singular along the all-ones direction) and
+    ``c = C / (C - 1)`` the small-sample factor for ``C`` clusters. Returns ``None`` when
+    ``C < 2``: one cluster cannot estimate a variance.
+    """
+    n_clusters = d.n_clusters
+    if n_clusters < 2:
+        return None
+    n = len(d.names)
+    resid = _residuals(theta, d)
+    per_cluster = np.zeros((n_clusters, n))
+    cl = np.broadcast_to(d.cluster[:, None], d.idx.shape)
+    np.add.at(per_cluster, (cl[d.mask], d.idx[d.mask]), resid[d.mask])
+    per_cluster -= ridge * theta / n_clusters
+    meat = per_cluster.T @ per_cluster
+    bread = _information(theta, d) + ridge * np.eye(n)
+    inv = np.linalg.pinv(bread, hermitian=True)
+    if ridge == 0.0:
+        centre = np.eye(n) - np.full((n, n), 1.0 / n)
+        inv = centre @ inv @ centre
+    cov = inv @ meat @ inv * (n_clusters / (n_clusters - 1))
+    return np.asarray(0.5 * (cov + cov.T), dtype=np.float64)
+
+
+# --------------------------------------------------------------------------- public API
+
+
+def fit_ratings(
+    games: Sequence[GameResult],
+    anchor: str | None = None,
+    *,
+    ridge: float | None = None,
+) -> Ratings:
+    """Fit Elo-scale ratings to all ``games`` at once by maximum likelihood.
+
+    The model is Bradley-Terry for two seats and its Luce generalisation for three or four:
+    ``P(seat i wins) = exp(theta_i) / sum_{j at table} exp(theta_j)``; a shared win counts as a
+    fractional win (a two-player draw is half a win each). The fit is one maximisation over all
+    games, which are first put in a canonical order, so the result does not depend on the order
+    of ``games`` at all (bit for bit).
+
+    Worked example (two players, A beats B in 3 of 4 games). With ``d = theta_A - theta_B`` and
+    ``q = 1 / (1 + exp(-d))`` the log-likelihood is ``3 log q + log(1 - q)``; its derivative in
+    ``d`` is ``3 (1 - q) - q``, zero at ``q = 3/4``, i.e. ``d = ln 3``. On the Elo scale the gap
+    is ``(400 / ln 10) * ln 3 = 400 * log10(3) ~ 190.85``. One win and one draw in two games is
+    the same likelihood up to a factor of 2 (1.5 wins of 2), hence the same gap.
+
+    Elo scale: ``elo_i = 1500 + (400 / ln 10) * (theta_i - c)`` where ``c`` is the mean of all
+    strengths, or the strength of ``anchor`` when given (then the anchor is exactly 1500).
+
+    Ridge: the plain MLE is infinite when the entrants cannot be ordered from the data, e.g.
+    someone won (or lost) every game, or two groups never met; exactly when the digraph "i
+    scored at a table with j" is not strongly connected. Only then, unless ``ridge`` is given,
+    a penalty ``AUTO_RIDGE / 2 * sum theta_i^2`` (a Normal(0, 10^2) prior on the natural-log
+    strengths, sd about 1737 Elo) is added; ``Ratings.ridge`` records the penalty used.
+
+    Intervals: 95% Wald intervals ``elo +- 1.96 * se`` with the cluster-robust (sandwich)
+    covariance ``C/(C-1) * B^+ M B^+``, where ``B`` is the information matrix
+    ``sum_g (diag p_g - p_g p_g^T)`` (plus the ridge), ``M = sum_c u_c u_c^T`` sums over each
+    ``unit`` the outer product of that unit's total score residual ``u_c = sum_{g in c} (s_g -
+    p_g)``, ``+`` is the pseudo-inverse and ``C`` the number of distinct units. Games within a
+    unit may be arbitrarily correlated; units are assumed independent. For the anchored scale
+    the variance of ``theta_i - theta_anchor`` is used. With fewer than two units the interval
+    is ``(-inf, inf)``.
+
+    Raises ``ValueError`` if ``anchor`` never played, ``RuntimeError`` if the fit fails.
+    """
+    ordered = _canonical(games)
+    if not ordered:
+        if anchor is not None:
+            raise ValueError(f"anchor {anchor!r} played no games")
+        return Ratings((), anchor, 0.0, 0, 0)
+    d = _design(ordered)
+    if anchor is not None and anchor not in d.names:
+        raise ValueError(f"anchor {anchor!r} played no games")
+    if ridge is None:
+        ridge = 0.0 if _mle_exists(d) else AUTO_RIDGE
+    if ridge < 0.0:
+        raise ValueError("ridge must be non-negative")
+    theta = _fit_theta(d, ridge)
+    cov = _sandwich(theta, d, ridge)
+
+    n = len(d.names)
+    if anchor is None:
+        shift = 0.0
+        contrast = np.eye(n)
+    else:
+        a = d.names.index(anchor)
+        shift = float(theta[a])
+        contrast = np.eye(n)
+        contrast[:, a] -= 1.0
+    variances = None if cov is None else np.diag(contrast @ cov @ contrast.T)
+
+    played = np.zeros(n, dtype=np.intp)
+    np.add.at(played, d.idx[d.mask], 1)
+    out: list[Rating] = []
+    for i, name in enumerate(d.names):
+        elo = BASE_ELO + ELO_PER_NAT * (float(theta[i]) - shift)
+        if anchor == name:
+            elo = BASE_ELO
+        if variances is None:
+            lo, hi = -math.inf, math.inf
+        else:
+            half = _Z * ELO_PER_NAT * math.sqrt(max(float(variances[i]), 0.0))
+            lo, hi = elo - half, elo + half
+        out.append(Rating(name, elo, lo, hi, int(played[i])))
+    out.sort(key=lambda r: (-r.elo, r.name))
+    return Ratings(tuple(out), anchor, float(ridge), len(ordered), d.n_clusters)
+
+
+def _round_half_up(x: float) -> int:
+    """Round to the nearest integer, halves upwards (1.5 -> 2, 2.5 -> 3)."""
+    return math.floor(x + 0.5)
+
+
+def win_rates(games: Sequence[GameResult]) -> dict[str, WinRate]:
+    """Per entrant: score share over games played, with a 95% Clopper-Pearson interval.
+
+    ``rate = score / games`` where ``score`` sums the entrant's shares (a win shared by ``k``
+    counts ``1/k``). The interval is ``scipy.stats.binomtest(k, games).proportion_ci(0.95,
+    method="exact")`` with ``k`` the score rounded half up to a whole number of wins (the
+    binomial interval needs integer counts; rounding moves ``k`` by at most half a win).
+    Games are treated as independent here; note the chance level is ``1/table size``, not 1/2,
+    at three- and four-player tables. The result is keyed and ordered by name.
+    """
+    totals: dict[str, float] = {}
+    played: dict[str, int] = {}
+    for g in _canonical(games):
+        for name, share in zip(g.players, g.scores, strict=True):
+            totals[name] = totals.get(name, 0.0) + share
+            played[name] = played.get(name, 0) + 1
+    out: dict[str, WinRate] = {}
+    for name in sorted(totals):
+        n = played[name]
+        score = totals[name]
+        k = min(max(_round_half_up(score), 0), n)
+        ci = stats.binomtest(k, n).proportion_ci(confidence_level=_CONFIDENCE, method="exact")
+        out[name] = WinRate(name, score / n, float(ci.low), float(ci.high), n, score)
+    return out

@@ -1,0 +1,438 @@
+"""The store: tournaments, their entrants and decks, finished games and rating snapshots.
+
+A :class:`Store` wraps one database named by a SQLAlchemy URL (SQLite by default). The
+engine is created on first use, never at import. Every method runs in its own transaction;
+:meth:`Store.record_block` writes a whole block of games in one, so an interrupted run loses
+at most the block in flight and resumes from :meth:`Store.finished_keys`.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import re
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+from sqlalchemy import Engine, create_engine, event, func, select
+from sqlalchemy.engine import URL, make_url
+from sqlalchemy.exc import ArgumentError, IntegrityError, NoSuchModuleError, SQLAlchemyError
+from sqlalchemy.orm import Session, sessionmaker
+
+import arena
+from arena.errors import ArenaError
+from arena.records import GameRecord
+from leaderboard.models import (
+    STATUSES,
+    Base,
+    Deck,
+    Entrant,
+    Game,
+    RatingSnapshot,
+    Tournament,
+    utcnow,
+)
+
+#: The environment variable naming the database URL when none is given.
+ENV_VAR = "ARENA_DB"
+#: The SQLite file used when neither a URL nor :data:`ENV_VAR` is given (in the working directory).
+DEFAULT_FILE = "arena.db"
+#: How long (seconds) a SQLite connection waits for another writer before giving up.
+SQLITE_BUSY_SECONDS = 30.0
+
+
+class StoreError(ArenaError):
+    """The database cannot be used: a bad URL, a missing driver, an unreachable server, or a
+    failed write. The message is one line."""
+
+
+@dataclass(frozen=True)
+class EntrantInfo:
+    """A bot entered in a tournament: ``name`` is its canonical bot spec (unique within the
+    tournament), ``bot`` the registered bot name, and where it comes from."""
+
+    name: str
+    bot: str
+    parameters: dict[str, Any] = field(default_factory=dict)
+    plugin: str = ""
+    distribution: str = ""
+    version: str = ""
+
+
+@dataclass(frozen=True)
+class TournamentInfo:
+    """A stored tournament as listed by :meth:`Store.tournaments`."""
+
+    id: int
+    name: str
+    status: str
+    variant: str
+    players: int
+    seed: int
+    entrants: list[str]
+    games: int
+    created: datetime
+    updated: datetime
+    arena_version: str
+
+
+#: A finished game to record: its schedule key, deck position (or None), seat rotation, record.
+GameEntry = tuple[str, int | None, int, GameRecord]
+
+
+def resolve_url(url: str | None = None) -> str:
+    """The database URL to use: ``url`` if given, else ``$ARENA_DB`` if set and not empty, else
+    a SQLite file ``arena.db`` in the current working directory (as an absolute path)."""
+    if url:
+        return url
+    env = os.environ.get(ENV_VAR, "").strip()
+    if env:
+        return env
+    return f"sqlite:///{Path.cwd() / DEFAULT_FILE}"
+
+
+def _mask(url: str) -> str:
+    """``url`` with any password replaced by ``***``, for messages."""
+    return re.sub(r"(://[^:/@]*:)[^@/]*@", r"\1***@", url)
+
+
+def _one_line(exc: BaseException) -> str:
+    """The first line of an exception's message, preferring the driver's own error."""
+    orig = getattr(exc, "orig", None)
+    text = str(orig if orig is not None else exc).strip()
+    line = text.splitlines()[0].strip() if text else ""
+    return line or type(exc).__name__
+
+
+def fingerprint(
+    configuration: dict[str, Any],
+    seed: int,
+    variant: str,
+    players: int,
+    entrants: Sequence[EntrantInfo],
+    decks: Sequence[Sequence[int]],
+) -> str:
+    """A hash of everything that decides a tournament's game records (not its name)."""
+    canonical = {
+        "configuration": configuration,
+        "seed": seed,
+        "variant": variant,
+        "players": players,
+        "entrants": [
+            [e.name, e.bot, e.parameters, e.plugin, e.distribution, e.version] for e in entrants
+        ],
+        "decks": [_cards(d) for d in decks],
+    }
+    text = json.dumps(canonical, sort_keys=True, separators=(",", ":"), default=str)
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
+def _cards(deck: Sequence[int]) -> str:
+    """A deck order as a string of card values (one digit each, top first)."""
+    values = [int(c) for c in deck]
+    if any(not 0 <= v <= 9 for v in values):
+        raise StoreError(f"deck {values} has a card value that is not one digit")
+    return "".join(str(v) for v in values)
+
+
+class Store:
+    """The database at ``url`` (see :func:`resolve_url`); the engine opens on first use."""
+
+    def __init__(self, url: str | None = None) -> None:
+        self.url = resolve_url(url)
+        self._engine: Engine | None = None
+        self._sessions: sessionmaker[Session] | None = None
+
+    def __repr__(self) -> str:
+        return f"Store({_mask(self.url)!r})"
+
+    # -- connection ---------------------------------------------------------------------------
+
+    @property
+    def engine(self) -> Engine:
+        """The SQLAlchemy engine, created (and checked with one connection) on first use."""
+        if self._engine is None:
+            self._engine = self._connect()
+            self._sessions = sessionmaker(self._engine, expire_on_commit=False)
+        return self._engine
+
+    def _connect(self) -> Engine:
+        shown = _mask(self.url)
+        try:
+            parsed: URL = make_url(self.url)
+        except (ArgumentError, ValueError) as exc:
+            raise StoreError(f"bad database URL {shown!r}: {_one_line(exc)}") from None
+        sqlite = parsed.get_backend_name() == "sqlite"
+        try:
+            engine = create_engine(
+                parsed,
+                connect_args={"timeout": SQLITE_BUSY_SECONDS} if sqlite else {},
+            )
+        except NoSuchModuleError:
+            raise StoreError(
+                f"bad database URL {shown!r}: unknown database dialect {parsed.drivername!r}"
+            ) from None
+        except ImportError as exc:
+            raise StoreError(
+                f"database URL {shown!r} needs a driver that is not installed: {exc}"
+            ) from None
+        except (ArgumentError, ValueError, TypeError) as exc:
+            raise StoreError(f"bad database URL {shown!r}: {_one_line(exc)}") from None
+        if sqlite:
+            event.listen(engine, "connect", _sqlite_pragmas)
+        try:
+            with engine.connect():
+                pass
+        except SQLAlchemyError as exc:
+            engine.dispose()
+            raise StoreError(f"cannot open database {shown!r}: {_one_line(exc)}") from None
+        return engine
+
+    @contextmanager
+    def _session(self) -> Iterator[Session]:
+        """A session in one transaction: committed at the end, rolled back on any error."""
+        self.engine  # noqa: B018 - opens the engine and the session factory
+        assert self._sessions is not None
+        try:
+            with self._sessions() as session, session.begin():
+                yield session
+        except StoreError:
+            raise
+        except SQLAlchemyError as exc:
+            raise StoreError(f"database {_mask(self.url)!r}: {_one_line(exc)}") from None
+
+    def close(self) -> None:
+        """Close every pooled connection (the store opens again on next use)."""
+        if self._engine is not None:
+            self._engine.dispose()
+            self._engine = None
+            self._sessions = None
+
+    def create_schema(self) -> None:
+        """Create any missing table (existing tables and their rows are left alone)."""
+        try:
+            Base.metadata.create_all(self.engine)
+        except SQLAlchemyError as exc:
+            raise StoreError(f"database {_mask(self.url)!r}: {_one_line(exc)}") from None
+
+    # -- tournaments --------------------------------------------------------------------------
+
+    def start_tournament(
+        self,
+        name: str,
+        configuration: dict[str, Any],
+        seed: int,
+        variant: str,
+        players: int,
+        entrants: Sequence[EntrantInfo],
+        decks: Sequence[Sequence[int]],
+    ) -> int:
+        """The id of a new tournament, or of the stored one with the same fingerprint (see
+        :func:`fingerprint`), which is then marked running again: a resume."""
+        names = [e.name for e in entrants]
+        if len(set(names)) != len(names):
+            raise StoreError(f"entrant names are not unique: {names}")
+        mark = fingerprint(configuration, seed, variant, players, entrants, decks)
+        found = self._resume(mark)
+        if found is not None:
+            return found
+        tournament = Tournament(
+            name=name,
+            fingerprint=mark,
+            configuration=configuration,
+            seed=seed,
+            variant=variant,
+            players=players,
+            status="running",
+            arena_version=arena.__version__,
+            entrants=[
+                Entrant(
+                    name=e.name,
+                    bot=e.bot,
+                    parameters=dict(e.parameters),
+                    plugin=e.plugin,
+                    distribution=e.distribution,
+                    version=e.version,
+                )
+                for e in entrants
+            ],
+            decks=[Deck(position=i, cards=_cards(d)) for i, d in enumerate(decks)],
+        )
+        try:
+            with self._session() as session:
+                session.add(tournament)
+                session.flush()
+                return tournament.id
+        except StoreError as exc:
+            # Another process may have started the same tournament at the same moment.
+            if isinstance(exc.__context__, IntegrityError):
+                found = self._resume(mark)
+                if found is not None:
+                    return found
+            raise
+
+    def _resume(self, mark: str) -> int | None:
+        with self._session() as session:
+            tournament = session.scalars(
+                select(Tournament).where(Tournament.fingerprint == mark)
+            ).one_or_none()
+            if tournament is None:
+                return None
+            if tournament.status != "running":
+                tournament.status = "running"
+            return tournament.id
+
+    def set_status(self, tournament_id: int, status: str) -> None:
+        """Mark a tournament running, finished or interrupted."""
+        if status not in STATUSES:
+            raise StoreError(f"unknown tournament status {status!r} (one of {', '.join(STATUSES)})")
+        with self._session() as session:
+            self._tournament(session, tournament_id).status = status
+
+    def status(self, tournament_id: int) -> str:
+        """A tournament's status."""
+        with self._session() as session:
+            return self._tournament(session, tournament_id).status
+
+    @staticmethod
+    def _tournament(session: Session, tournament_id: int) -> Tournament:
+        tournament = session.get(Tournament, tournament_id)
+        if tournament is None:
+            raise StoreError(f"no tournament with id {tournament_id}")
+        return tournament
+
+    def tournaments(self) -> list[TournamentInfo]:
+        """Every stored tournament, oldest first, with its entrants and number of games."""
+        with self._session() as session:
+            counts = dict(
+                session.execute(
+                    select(Game.tournament_id, func.count(Game.id)).group_by(Game.tournament_id)
+                ).all()
+            )
+            rows = session.scalars(select(Tournament).order_by(Tournament.id)).all()
+            return [
+                TournamentInfo(
+                    id=t.id,
+                    name=t.name,
+                    status=t.status,
+                    variant=t.variant,
+                    players=t.players,
+                    seed=t.seed,
+                    entrants=[e.name for e in t.entrants],
+                    games=int(counts.get(t.id, 0)),
+                    created=t.created,
+                    updated=t.updated,
+                    arena_version=t.arena_version,
+                )
+                for t in rows
+            ]
+
+    # -- games --------------------------------------------------------------------------------
+
+    def finished_keys(self, tournament_id: int) -> set[str]:
+        """The keys of the tournament's games already stored."""
+        with self._session() as session:
+            self._tournament(session, tournament_id)
+            return set(session.scalars(select(Game.key).where(Game.tournament_id == tournament_id)))
+
+    def record_block(self, tournament_id: int, games: Sequence[GameEntry]) -> None:
+        """Store a block of finished games ``(key, deck position, rotation, record)`` in one
+        transaction: all of them or, on any error, none. Keys already stored (or repeated in the
+        block) are skipped, so recording a block again is harmless."""
+        with self._session() as session:
+            self._tournament(session, tournament_id)
+            seen = set(session.scalars(select(Game.key).where(Game.tournament_id == tournament_id)))
+            decks = dict(
+                session.execute(
+                    select(Deck.position, Deck.id).where(Deck.tournament_id == tournament_id)
+                ).all()
+            )
+            for key, position, rotation, record in games:
+                if key in seen:
+                    continue
+                seen.add(key)
+                deck_id = None
+                if position is not None:
+                    if position not in decks:
+                        raise StoreError(
+                            f"tournament {tournament_id} has no deck at position {position}"
+                        )
+                    deck_id = decks[position]
+                data = record.to_json()
+                try:  # the same check on every database, before any driver sees the row
+                    json.dumps(data)
+                except (TypeError, ValueError) as exc:
+                    raise StoreError(
+                        f"game {key!r}: record is not JSON-serialisable: {exc}"
+                    ) from None
+                session.add(
+                    Game(
+                        tournament_id=tournament_id,
+                        key=key,
+                        deck_id=deck_id,
+                        rotation=rotation,
+                        seats=data["seats"],
+                        winners=data["winners"],
+                        end_reason=data["end_reason"],
+                        record=data,
+                        times=data["times"],
+                        faults=data["faults"],
+                    )
+                )
+                session.flush()
+            self._tournament(session, tournament_id).updated = utcnow()
+
+    def keyed_games(self, tournament_id: int) -> list[tuple[str, GameRecord]]:
+        """The tournament's games as ``(key, record)``, in the order they were stored."""
+        with self._session() as session:
+            self._tournament(session, tournament_id)
+            rows = session.execute(
+                select(Game.key, Game.record)
+                .where(Game.tournament_id == tournament_id)
+                .order_by(Game.id)
+            ).all()
+        return [(key, GameRecord.from_json(record)) for key, record in rows]
+
+    def games(self, tournament_id: int) -> list[GameRecord]:
+        """The tournament's game records, rebuilt from JSON, in the order they were stored."""
+        return [record for _, record in self.keyed_games(tournament_id)]
+
+    # -- ratings ------------------------------------------------------------------------------
+
+    def save_ratings(self, tournament_id: int, ratings_json: Any, games: int) -> int:
+        """Store a snapshot of ratings computed from ``games`` games; returns its id."""
+        with self._session() as session:
+            self._tournament(session, tournament_id)
+            snapshot = RatingSnapshot(
+                tournament_id=tournament_id, games=games, ratings=ratings_json
+            )
+            session.add(snapshot)
+            session.flush()
+            return snapshot.id
+
+    def latest_ratings(self, tournament_id: int) -> tuple[int, Any] | None:
+        """The latest snapshot's ``(games, ratings)``, or None when there is none."""
+        with self._session() as session:
+            row = session.execute(
+                select(RatingSnapshot.games, RatingSnapshot.ratings)
+                .where(RatingSnapshot.tournament_id == tournament_id)
+                .order_by(RatingSnapshot.id.desc())
+                .limit(1)
+            ).one_or_none()
+        return None if row is None else (row[0], row[1])
+
+
+def _sqlite_pragmas(dbapi_connection: Any, _record: Any) -> None:
+    """Write-ahead logging (readers do not block the writer), a busy wait, foreign keys."""
+    cursor = dbapi_connection.cursor()
+    try:
+        cursor.execute("PRAGMA journal_mode=WAL")
+        cursor.execute(f"PRAGMA busy_timeout={int(SQLITE_BUSY_SECONDS * 1000)}")
+        cursor.execute("PRAGMA foreign_keys=ON")
+    finally:
+        cursor.close()
