@@ -24,10 +24,10 @@ from arena.engine.layout import (
     N_CARDS,
     S_END,
     S_TURN,
-    S_WINNERS,
     STATE_SIZE,
     VIEW_SIZE,
 )
+from arena.engine.playout import count_result
 from arena.engine.rng import shuffle
 from arena.engine.rules import apply_action, legal_actions, new_round, standard_deck
 from arena.engine.view import seat_view
@@ -92,14 +92,7 @@ def _simulate(
                 tally[nplayers + 1] = -1
                 return tally
             apply_action(state, a, ev)
-        w = state[S_WINNERS]
-        if w & (w - 1) == 0:
-            s = 0
-            while (w >> s) != 1:
-                s += 1
-            tally[s] += 1
-        else:
-            tally[nplayers] += 1
+        count_result(state, tally)
     return tally
 
 

@@ -16,24 +16,7 @@ from arena.engine.layout import (
     V_UNSEEN,
 )
 from arena.engine.rng import rand_below
-
-
-@njit(cache=True)
-def action_card(action: int) -> int:
-    """The card a packed action plays."""
-    return action & 15
-
-
-@njit(cache=True)
-def action_target(action: int) -> int:
-    """The seat a packed action targets (-1: none)."""
-    return ((action >> 4) & 7) - 1
-
-
-@njit(cache=True)
-def action_guess(action: int) -> int:
-    """The card a packed action's Guard names (0: none)."""
-    return (action >> 8) & 15
+from arena.engine.rules import action_card, action_guess, action_target
 
 
 @njit(cache=True)
@@ -103,8 +86,6 @@ def plain_play(legal: np.ndarray, nlegal: int, card: int) -> int:
     return find_action(legal, nlegal, card, -2, 0)
 
 
-# Guard is re-exported for the policies' readability.
-__all__ = ["GUARD"]
 
 
 # --- helpers of the rule-based policies (strategic, knowledge) ----------------------------------

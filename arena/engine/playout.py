@@ -5,7 +5,15 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from arena.engine.layout import EVENT_WIDTH, MAX_ACTIONS, N_CARDS, S_END, S_WINNERS, STATE_SIZE
+from arena.engine.layout import (
+    EVENT_WIDTH,
+    MAX_ACTIONS,
+    N_CARDS,
+    S_END,
+    S_NPLAYERS,
+    S_WINNERS,
+    STATE_SIZE,
+)
 from arena.engine.rng import rand_below, shuffle
 from arena.engine.rules import apply_action, legal_actions, new_round, standard_deck
 
@@ -28,12 +36,19 @@ def play_uniform_rounds(rounds: int, nplayers: int, variant: int, seed: int) -> 
         while state[S_END] == 0:
             k = legal_actions(state, acts)
             apply_action(state, acts[rand_below(rng, k)], ev)
-        w = state[S_WINNERS]
-        if w & (w - 1) == 0:
-            s = 0
-            while (w >> s) != 1:
-                s += 1
-            tally[s] += 1
-        else:
-            tally[nplayers] += 1
+        count_result(state, tally)
     return tally
+
+
+@njit(cache=True)
+def count_result(state: np.ndarray, tally: np.ndarray) -> None:
+    """Add an ended round's result to ``tally``: one win for a sole winner's seat, else one to
+    ``tally[nplayers]`` (a shared round)."""
+    w = state[S_WINNERS]
+    if w & (w - 1) == 0:
+        s = 0
+        while (w >> s) != 1:
+            s += 1
+        tally[s] += 1
+    else:
+        tally[state[S_NPLAYERS]] += 1
