@@ -108,6 +108,9 @@ def _serve(plugin: str, spec_text: str, proto_in: BinaryIO, proto_out: BinaryIO)
         if registry.errors and not registry.bots:
             raise RuntimeError(registry.errors[0].error)
         spec, bot = registry.build(spec_text)
+        warm_up = getattr(bot, "warm_up", None)
+        if warm_up is not None:  # compile or load now, not on the clock of the first move
+            warm_up()
     except BaseException as exc:
         send(P.ERROR, kind="setup", message=_error_text(exc))
         return 1

@@ -30,8 +30,9 @@ from arena.errors import (
 from arena.referee import GRACE, BotHandle, Turn
 from arena.sandbox import Sandbox, choose_sandbox
 
-#: Seconds a host may take to start (import its plugin, build its bot) before it is a fault.
-STARTUP_TIME = 60.0
+#: Seconds a host may take to start (import its plugin, build and warm up its bot) before it is
+#: a fault; compiling numba kernels into an empty cache takes most of it.
+STARTUP_TIME = 120.0
 #: Default address-space limit of a host, in MiB.
 MEMORY_MB = 2048
 #: Bytes of a bot's output kept (the most recent ones).

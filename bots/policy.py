@@ -117,6 +117,17 @@ class PolicyBot(Bot):
         super().reset(seed)
         self.state = new_rng(seed)
 
+    def warm_up(self) -> None:
+        """Compile (or load from numba's cache) the policy by deciding one real position, so
+        the first move of a game is not spent compiling."""
+        from arena.game import Game
+
+        variant = self.info.variants[0] if self.info.variants else "classic"
+        game = Game(2, variant, seed=0)
+        saved = self.state.copy()
+        self.act(game.observation(game.turn))
+        self.state = saved
+
     def act(self, observation: Observation) -> Action:
         """The policy's choice for this observation."""
         from bots.dispatch import decide

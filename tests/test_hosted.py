@@ -200,3 +200,26 @@ def test_play_writes_each_bots_log(faulty_bots: Path, tmp_path: Path) -> None:
     assert "crash: RuntimeError: the bot crashed on purpose" in result.output
     assert "thinking about move" in (logs / "seat0-honest.log").read_text()
     assert (logs / "seat1-crasher.log").exists()
+
+
+def test_the_host_warms_the_bot_up_before_hello(faulty_bots: Path) -> None:
+    handle = hosted("warm")
+    try:
+        handle.start(0, 2, "classic", 1)  # returns once the host said hello
+        time.sleep(0.1)
+        assert "warmed up before the first round" in handle.log.text()
+    finally:
+        handle.close()
+
+
+def test_policy_bots_warm_up_without_changing_their_play() -> None:
+    from arena.game import Game
+    from bots.policy import policy_bot
+
+    bot = policy_bot("random")()
+    bot.reset(4)
+    obs = Game(2, seed=9).observation(0)
+    first = bot.act(obs)
+    bot.reset(4)
+    bot.warm_up()
+    assert bot.act(obs) == first
