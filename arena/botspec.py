@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
@@ -27,6 +28,15 @@ def _format_value(value: Any) -> str:
     if isinstance(value, bool):
         return "true" if value else "false"
     return str(value)
+
+
+def unknown_bot(name: str, known: Iterable[str], broken: Iterable[str] = ()) -> UnknownBotError:
+    """The error for a bot called ``name`` that is not among ``known`` (naming the plugins that
+    failed to load, which might have held it)."""
+    listed = ", ".join(sorted(known)) or "none installed"
+    failed = ", ".join(broken)
+    hint = f"; plugins that failed to load: {failed}" if failed else ""
+    return UnknownBotError(f"unknown bot {name!r} (known: {listed}){hint}")
 
 
 @dataclass(frozen=True)

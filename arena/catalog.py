@@ -14,8 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from arena import protocol as P
-from arena.botspec import BotSpec
-from arena.errors import UnknownBotError
+from arena.botspec import BotSpec, unknown_bot
 from arena.plugins import PluginError, PluginInfo, plugin_entry_points
 from arena.sandbox import Sandbox, choose_sandbox
 
@@ -74,10 +73,7 @@ class Catalog:
         spec = BotSpec.parse(text) if isinstance(text, str) else text
         entry = self.bots.get(spec.name)
         if entry is None:
-            broken = [e.plugin for e in self.errors]
-            known = ", ".join(sorted(self.bots)) or "none installed"
-            hint = f"; plugins that failed to load: {', '.join(broken)}" if broken else ""
-            raise UnknownBotError(f"unknown bot {spec.name!r} (known: {known}){hint}")
+            raise unknown_bot(spec.name, self.bots, [e.plugin for e in self.errors])
         return spec.resolve(entry.params), entry
 
 

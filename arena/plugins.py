@@ -15,7 +15,7 @@ from typing import Any
 import pluggy
 
 from arena import hookspecs
-from arena.botspec import BotSpec
+from arena.botspec import BotSpec, unknown_bot
 from arena.errors import UnknownBotError
 
 GROUP = "arena.bots"
@@ -74,8 +74,7 @@ class Registry:
         try:
             return self.bots[name]
         except KeyError:
-            known = ", ".join(sorted(self.bots)) or "none installed"
-            raise UnknownBotError(f"unknown bot {name!r} (known: {known})") from None
+            raise unknown_bot(name, self.bots, [e.plugin for e in self.errors]) from None
 
     def build(self, text: str | BotSpec) -> tuple[BotSpec, Any]:
         """Parse a bot spec, check it, and build the bot; returns (canonical spec, bot)."""
