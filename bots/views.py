@@ -86,8 +86,6 @@ def plain_play(legal: np.ndarray, nlegal: int, card: int) -> int:
     return find_action(legal, nlegal, card, -2, 0)
 
 
-
-
 # --- helpers of the rule-based policies (strategic, knowledge) ----------------------------------
 
 from arena.engine.layout import BARON, KING, PRIEST, PRINCE, V_KNOWN  # noqa: E402
