@@ -81,6 +81,41 @@ class TournamentInfo:
     arena_version: str
 
 
+@dataclass(frozen=True)
+class TournamentDetail:
+    """Everything stored about one tournament except its games: the provenance of a report.
+
+    ``entrants`` and ``decks`` are in the order they were entered; ``decks[i]`` is the deck at
+    position ``i`` (card values from the top).
+    """
+
+    id: int
+    name: str
+    status: str
+    variant: str
+    players: int
+    seed: int
+    configuration: dict[str, Any]
+    entrants: list[EntrantInfo]
+    decks: list[list[int]]
+    created: datetime
+    updated: datetime
+    arena_version: str
+
+
+@dataclass(frozen=True)
+class StoredGame:
+    """One stored game: its id (global in the database), schedule key, deck position (``None``
+    when it was played on no stored deck), seat rotation, when it was stored, and its record."""
+
+    id: int
+    key: str
+    deck: int | None
+    rotation: int
+    created: datetime
+    record: GameRecord
+
+
 #: A finished game to record: its schedule key, deck position (or None), seat rotation, record.
 GameEntry = tuple[str, int | None, int, GameRecord]
 
@@ -332,6 +367,39 @@ class Store:
                 for t in rows
             ]
 
+    def tournament(self, tournament_id: int | None = None) -> TournamentDetail:
+        """The stored tournament ``tournament_id`` (the latest one when ``None``), without its
+        games. Raises :class:`StoreError` when there is no such tournament."""
+        with self._session() as session:
+            if tournament_id is None:
+                found = session.scalars(
+                    select(Tournament).order_by(Tournament.id.desc()).limit(1)
+                ).one_or_none()
+                if found is None:
+                    raise StoreError(f"no tournament stored in {_mask(self.url)!r}")
+                t = found
+            else:
+                t = self._tournament(session, tournament_id)
+            return TournamentDetail(
+                id=t.id,
+                name=t.name,
+                status=t.status,
+                variant=t.variant,
+                players=t.players,
+                seed=t.seed,
+                configuration=dict(t.configuration),
+                entrants=[
+                    EntrantInfo(
+                        e.name, e.bot, dict(e.parameters), e.plugin, e.distribution, e.version
+                    )
+                    for e in t.entrants
+                ],
+                decks=[[int(c) for c in d.cards] for d in t.decks],
+                created=t.created,
+                updated=t.updated,
+                arena_version=t.arena_version,
+            )
+
     # -- games --------------------------------------------------------------------------------
 
     def finished_keys(self, tournament_id: int) -> set[str]:
@@ -397,6 +465,44 @@ class Store:
                 .order_by(Game.id)
             ).all()
         return [(key, GameRecord.from_json(record)) for key, record in rows]
+
+    def stored_games(self, tournament_id: int) -> list[StoredGame]:
+        """The tournament's games with their ids, keys, deck positions and rotations, in the
+        order they were stored."""
+        with self._session() as session:
+            self._tournament(session, tournament_id)
+            rows = session.execute(
+                select(Game.id, Game.key, Deck.position, Game.rotation, Game.created, Game.record)
+                .outerjoin(Deck, Game.deck_id == Deck.id)
+                .where(Game.tournament_id == tournament_id)
+                .order_by(Game.id)
+            ).all()
+        return [
+            StoredGame(gid, key, position, rotation, created, GameRecord.from_json(record))
+            for gid, key, position, rotation, created, record in rows
+        ]
+
+    def game(self, game_id: int) -> tuple[int, StoredGame]:
+        """The game with id ``game_id`` (as :meth:`stored_games` gives it) and the id of its
+        tournament. Raises :class:`StoreError` when there is no such game."""
+        with self._session() as session:
+            row = session.execute(
+                select(
+                    Game.tournament_id,
+                    Game.id,
+                    Game.key,
+                    Deck.position,
+                    Game.rotation,
+                    Game.created,
+                    Game.record,
+                )
+                .outerjoin(Deck, Game.deck_id == Deck.id)
+                .where(Game.id == game_id)
+            ).one_or_none()
+        if row is None:
+            raise StoreError(f"no game with id {game_id} in {_mask(self.url)!r}")
+        tid, gid, key, position, rotation, created, record = row
+        return tid, StoredGame(gid, key, position, rotation, created, GameRecord.from_json(record))
 
     def games(self, tournament_id: int) -> list[GameRecord]:
         """The tournament's game records, rebuilt from JSON, in the order they were stored."""
