@@ -39,6 +39,26 @@ def unknown_bot(name: str, known: Iterable[str], broken: Iterable[str] = ()) -> 
     return UnknownBotError(f"unknown bot {name!r} (known: {listed}){hint}")
 
 
+def split_specs(text: str) -> list[str]:
+    """Split a comma-separated list of bot specs, keeping commas inside ``[...]``:
+    ``"a,b[x=1,y=2]"`` gives ``["a", "b[x=1,y=2]"]``. Empty items are dropped."""
+    items: list[str] = []
+    depth = 0
+    current = ""
+    for char in text:
+        if char == "," and depth == 0:
+            items.append(current)
+            current = ""
+            continue
+        if char == "[":
+            depth += 1
+        elif char == "]":
+            depth = max(depth - 1, 0)
+        current += char
+    items.append(current)
+    return [item.strip() for item in items if item.strip()]
+
+
 @dataclass(frozen=True)
 class BotSpec:
     """A bot name with parameter settings; ``str()`` gives the canonical ``name[k=v,...]``."""

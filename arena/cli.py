@@ -80,9 +80,10 @@ def isolation_options(f: F) -> F:
     """``--sandbox``, ``--memory-mb`` and ``--max-faults``: how bot hosts run."""
     f = click.option(
         "--max-faults",
-        type=click.IntRange(min=1),
+        type=click.IntRange(min=0),
         default=None,
-        help="Disqualify a bot after this many faults (its later games are forfeits).",
+        help="Disqualify a bot after this many faults (its later games are forfeits); 0: "
+        "never. Default: never for play and check, 10 for a tournament.",
     )(f)
     f = click.option(
         "--memory-mb",
@@ -187,7 +188,7 @@ def play(
         HostHandle(str(spec), entry.plugin, sandbox=box, memory_mb=memory_mb)
         for spec, entry in specs
     ]
-    referee = Referee(rules, move_time=move_time, max_faults=max_faults)
+    referee = Referee(rules, move_time=move_time, max_faults=max_faults or None)
     try:
         _play(referee, handles, cards, seed, first, opening, whole_match, reveal, as_json)
     finally:
@@ -535,6 +536,12 @@ def decks_show(spec: str, variant: str, as_json: bool) -> None:
         )
     aside = ", ".join(f"{card} {n}" for card, n in figures["set_aside"].items())
     click.echo(f"set aside: {aside}")
+
+
+from arena.cli_tournament import COMMANDS  # noqa: E402 - the commands use the options above
+
+for _command in COMMANDS:
+    cli.add_command(_command)
 
 
 def main() -> None:

@@ -414,7 +414,17 @@ class Store:
         block) are skipped, so recording a block again is harmless."""
         with self._session() as session:
             self._tournament(session, tournament_id)
-            seen = set(session.scalars(select(Game.key).where(Game.tournament_id == tournament_id)))
+            keys = [key for key, _, _, _ in games]
+            seen: set[str] = set()
+            for start in range(0, len(keys), 500):  # bounded IN lists
+                seen.update(
+                    session.scalars(
+                        select(Game.key).where(
+                            Game.tournament_id == tournament_id,
+                            Game.key.in_(keys[start : start + 500]),
+                        )
+                    )
+                )
             decks = dict(
                 session.execute(
                     select(Deck.position, Deck.id).where(Deck.tournament_id == tournament_id)
@@ -534,10 +544,12 @@ class Store:
 
 
 def _sqlite_pragmas(dbapi_connection: Any, _record: Any) -> None:
-    """Write-ahead logging (readers do not block the writer), a busy wait, foreign keys."""
+    """Write-ahead logging (readers do not block the writer; a commit survives the process
+    being killed, though not a power cut), a busy wait, foreign keys."""
     cursor = dbapi_connection.cursor()
     try:
         cursor.execute("PRAGMA journal_mode=WAL")
+        cursor.execute("PRAGMA synchronous=NORMAL")  # with WAL: safe when a process is killed
         cursor.execute(f"PRAGMA busy_timeout={int(SQLITE_BUSY_SECONDS * 1000)}")
         cursor.execute("PRAGMA foreign_keys=ON")
     finally:

@@ -1,0 +1,84 @@
+"""A one-line progress report for long runs: done of total, rate, ETA and faults.
+
+On a terminal the line is redrawn in place (at most a few times a second); elsewhere (a log
+file, CI) a line is printed every :data:`PLAIN_EVERY` seconds and at the end.
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+from typing import TextIO
+
+#: Seconds between lines when the output is not a terminal.
+PLAIN_EVERY = 10.0
+#: Seconds between redraws on a terminal.
+REDRAW_EVERY = 0.2
+
+
+def format_duration(seconds: float) -> str:
+    """``seconds`` as ``H:MM:SS`` (or ``M:SS`` under an hour)."""
+    total = max(0, round(seconds))
+    hours, rest = divmod(total, 3600)
+    minutes, secs = divmod(rest, 60)
+    return f"{hours}:{minutes:02d}:{secs:02d}" if hours else f"{minutes}:{secs:02d}"
+
+
+class ProgressLine:
+    """Reports ``done`` of ``total`` games to ``stream`` (standard error by default).
+
+    The rate and the ETA count only the games of this run, so a resumed run does not look
+    faster than it is.
+    """
+
+    def __init__(self, label: str = "games", stream: TextIO | None = None) -> None:
+        self.label = label
+        self.stream = stream if stream is not None else sys.stderr
+        self.tty = bool(getattr(self.stream, "isatty", lambda: False)())
+        self._start = time.monotonic()
+        self._first: int | None = None
+        self._shown = -1.0
+        self._last = ""
+
+    def text(self, done: int, total: int, faults: int, now: float | None = None) -> str:
+        """The progress line for these figures."""
+        now = time.monotonic() if now is None else now
+        if self._first is None:
+            self._first = done
+        elapsed = now - self._start
+        width = len(str(total))
+        percent = 100.0 * done / total if total else 100.0
+        parts = [f"{self.label} {done:>{width}}/{total} ({percent:5.1f}%)"]
+        fresh = done - self._first
+        if fresh > 0 and elapsed > 0:
+            rate = fresh / elapsed
+            parts.append(f"{rate:,.1f}/s")
+            if done < total:
+                parts.append(f"ETA {format_duration((total - done) / rate)}")
+        parts.append(f"elapsed {format_duration(elapsed)}")
+        if faults:
+            parts.append(f"faults {faults}")
+        return " · ".join(parts)
+
+    def update(self, done: int, total: int, faults: int) -> None:
+        """Show the figures (rate-limited; always when the run is complete)."""
+        now = time.monotonic()
+        line = self.text(done, total, faults, now)
+        every = REDRAW_EVERY if self.tty else PLAIN_EVERY
+        if done < total and now - self._shown < every:
+            return
+        if line == self._last and done >= total:
+            return
+        self._shown = now
+        self._last = line
+        if self.tty:
+            self.stream.write("\r\x1b[K" + line)
+        else:
+            self.stream.write(line + "\n")
+        self.stream.flush()
+
+    def finish(self) -> None:
+        """End the line on a terminal."""
+        if self.tty and self._last:
+            self.stream.write("\n")
+            self.stream.flush()

@@ -1,0 +1,414 @@
+"""Tournaments: choose the entrants and decks, then play the schedule in blocks and store it.
+
+:func:`plan_tournament` turns a :class:`TournamentSpec` and the installed bots into a
+:class:`Plan` (entrants with their versions, decks, schedule); :func:`plan_resume` rebuilds the
+plan of a stored tournament. :func:`run_tournament` plays whatever of a plan is not stored yet
+through an executor (by default a :class:`~arena.pool.LocalPool`), storing each finished block
+in one transaction from this process alone, so a run stopped at any moment (Ctrl-C or kill -9)
+and started again ends with the records of an uninterrupted run. See ``docs/tournaments.md``.
+"""
+
+from __future__ import annotations
+
+import time
+from collections import deque
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, replace
+from typing import Any, Protocol
+
+from arena.botspec import BotSpec
+from arena.catalog import Catalog
+from arena.decks import load_deck_set
+from arena.disqualification import DisqualificationLedger, Verdict
+from arena.errors import ArenaError, UnknownBotError
+from arena.game.variants import Variant
+from arena.hosted import MEMORY_MB
+from arena.sandbox import Sandbox
+from arena.schedule import ScheduledGame, round_robin
+from arena.worker import BlockResult, BlockTask, WorkerSetup, faulted
+from leaderboard.store import EntrantInfo, GameEntry, Store
+
+#: Faults after which an entrant is disqualified, unless the spec says otherwise.
+DEFAULT_MAX_FAULTS = 10
+#: Seconds of play a block aims at: short enough for a lively progress bar and little loss on
+#: Ctrl-C, long enough that storing blocks costs nothing.
+BLOCK_SECONDS = 2.0
+#: The size of the first blocks, before the speed of the games is known, and the largest.
+FIRST_BLOCK, MAX_BLOCK = 4, 256
+
+
+class TournamentError(ArenaError):
+    """A tournament that cannot be planned or resumed as asked."""
+
+
+@dataclass(frozen=True)
+class TournamentSpec:
+    """What a tournament is: deck set, entrants (bot specs; empty: every bot that plays the
+    variant at this table size), variant, table size, seed, repetitions and limits."""
+
+    decks: str = "fixed36"
+    bots: tuple[str, ...] = ()
+    variant: str = "classic"
+    players: int = 2
+    seed: int = 0
+    repeat: int = 1
+    move_time: float | None = 1.0
+    max_faults: int | None = DEFAULT_MAX_FAULTS
+    name: str | None = None
+
+    def configuration(self, entrants: Sequence[str]) -> dict[str, Any]:
+        """The stored configuration (part of the tournament's fingerprint)."""
+        return {
+            "decks": self.decks,
+            "bots": list(entrants),
+            "players": self.players,
+            "repeat": self.repeat,
+            "move_time": self.move_time,
+            "max_faults": self.max_faults,
+        }
+
+
+@dataclass(frozen=True)
+class Plan:
+    """A tournament ready to run: its spec, entrants, plugins, decks and schedule, and the
+    installed bots left out of a default selection (with the reason)."""
+
+    spec: TournamentSpec
+    entrants: tuple[EntrantInfo, ...]
+    decks: tuple[tuple[int, ...], ...]
+    schedule: tuple[ScheduledGame, ...]
+    left_out: tuple[tuple[str, str], ...] = ()
+
+    @property
+    def name(self) -> str:
+        """The tournament's name: the spec's, or one made of deck set, variant and table size."""
+        if self.spec.name:
+            return self.spec.name
+        return f"{self.spec.decks} {self.spec.variant} {self.spec.players}p"
+
+    @property
+    def configuration(self) -> dict[str, Any]:
+        """The stored configuration."""
+        return self.spec.configuration([e.name for e in self.entrants])
+
+
+def _entrant(catalog: Catalog, text: str, variant: str, players: int) -> EntrantInfo:
+    spec, entry = catalog.resolve(text)
+    if variant not in entry.variants:
+        raise UnknownBotError(
+            f"bot {entry.name!r} does not play the {variant} variant "
+            f"(it plays: {', '.join(entry.variants)})"
+        )
+    if players not in entry.players:
+        raise UnknownBotError(
+            f"bot {entry.name!r} does not play at tables of {players} "
+            f"(it plays at: {', '.join(map(str, entry.players))})"
+        )
+    return EntrantInfo(
+        name=str(spec),
+        bot=entry.name,
+        parameters=spec.settings(entry.params),
+        plugin=entry.plugin,
+        distribution=entry.distribution,
+        version=entry.version,
+    )
+
+
+def plan_tournament(spec: TournamentSpec, catalog: Catalog) -> Plan:
+    """Resolve ``spec`` against the installed bots and deck sets. Raises an
+    :class:`~arena.errors.ArenaError` (one line) for an unknown bot or deck set, a bot that
+    does not play the variant or table size, or too few entrants."""
+    rules = Variant.get(spec.variant)
+    rules.check_players(spec.players)
+    if spec.repeat < 1:
+        raise TournamentError("--repeat must be at least 1")
+    left_out: list[tuple[str, str]] = []
+    if spec.bots:
+        entrants = [_entrant(catalog, text, rules.name, spec.players) for text in spec.bots]
+    else:
+        entrants = []
+        for name in sorted(catalog.bots):
+            entry = catalog.bots[name]
+            if rules.name not in entry.variants:
+                left_out.append((name, f"does not play the {rules.name} variant"))
+            elif spec.players not in entry.players:
+                left_out.append((name, f"does not play at tables of {spec.players}"))
+            else:
+                entrants.append(_entrant(catalog, name, rules.name, spec.players))
+    names = [e.name for e in entrants]
+    twice = sorted({n for n in names if names.count(n) > 1})
+    if twice:
+        raise TournamentError(f"bot {twice[0]!r} is entered twice")
+    if len(entrants) < spec.players:
+        raise TournamentError(
+            f"a tournament at tables of {spec.players} needs at least {spec.players} bots, "
+            f"got {len(entrants)}" + (f": {', '.join(names)}" if names else "")
+        )
+    deck_set = load_deck_set(spec.decks, rules.name, catalog)
+    return _plan(replace(spec, variant=rules.name), entrants, deck_set.decks, tuple(left_out))
+
+
+def _plan(
+    spec: TournamentSpec,
+    entrants: Sequence[EntrantInfo],
+    decks: Sequence[Sequence[int]],
+    left_out: tuple[tuple[str, str], ...] = (),
+) -> Plan:
+    schedule = round_robin(
+        [e.name for e in entrants], len(decks), spec.players, spec.repeat, spec.seed
+    )
+    return Plan(
+        spec,
+        tuple(entrants),
+        tuple(tuple(int(c) for c in d) for d in decks),
+        tuple(schedule),
+        left_out,
+    )
+
+
+def plan_resume(store: Store, tournament_id: int, catalog: Catalog) -> Plan:
+    """The plan of stored tournament ``tournament_id``, with the bots installed now; raises
+    :class:`TournamentError` if one of them is missing or is not the version it played with."""
+    detail = store.tournament(tournament_id)
+    config = detail.configuration
+    entrants = []
+    for stored in detail.entrants:
+        spec, entry = catalog.resolve(BotSpec.parse(stored.name))
+        now = (entry.plugin, entry.distribution, entry.version)
+        then = (stored.plugin, stored.distribution, stored.version)
+        if now != then:
+            raise TournamentError(
+                f"tournament {tournament_id} played bot {stored.name!r} from "
+                f"{stored.distribution or stored.plugin} {stored.version}, but "
+                f"{entry.distribution or entry.plugin} {entry.version} is installed now; "
+                "start a new tournament instead"
+            )
+        entrants.append(
+            EntrantInfo(
+                str(spec),
+                entry.name,
+                spec.settings(entry.params),
+                entry.plugin,
+                entry.distribution,
+                entry.version,
+            )
+        )
+    resumed = TournamentSpec(
+        decks=str(config.get("decks", "")),
+        bots=tuple(e.name for e in entrants),
+        variant=detail.variant,
+        players=detail.players,
+        seed=detail.seed,
+        repeat=int(config.get("repeat", 1)),
+        move_time=config.get("move_time"),
+        max_faults=config.get("max_faults"),
+        name=detail.name,
+    )
+    return _plan(resumed, entrants, detail.decks)
+
+
+# --- running -----------------------------------------------------------------------------------
+
+
+class Executor(Protocol):
+    """Where blocks are played: a :class:`~arena.pool.LocalPool`, or a cluster."""
+
+    @property
+    def idle(self) -> int:
+        """How many more blocks it can take now."""
+
+    @property
+    def busy(self) -> int:
+        """How many blocks it is playing."""
+
+    def submit(self, task: BlockTask) -> None:
+        """Start playing ``task``."""
+
+    def results(self, timeout: float | None = None) -> list[BlockResult]:
+        """The blocks finished within ``timeout`` seconds (waiting for the first one only)."""
+
+    def close(self) -> None:
+        """Stop after the blocks in play (there are none when this is called normally)."""
+
+    def terminate(self) -> None:
+        """Stop at once."""
+
+
+class Progress(Protocol):
+    """Told how a run goes (see :class:`arena.progress.ProgressLine`)."""
+
+    def update(self, done: int, total: int, faults: int) -> None:
+        """``done`` of ``total`` games are stored; ``faults`` faults in this run so far."""
+
+
+@dataclass
+class RunSummary:
+    """How a run went: the tournament, games scheduled, stored before, played and skipped now,
+    blocks played again (see :mod:`arena.disqualification`), and whether it was interrupted."""
+
+    tournament_id: int
+    total: int
+    stored_before: int
+    played: int = 0
+    skipped: int = 0
+    replays: int = 0
+    faults: int = 0
+    seconds: float = 0.0
+    interrupted: bool = False
+    left: int = 0
+
+    @property
+    def complete(self) -> bool:
+        """Whether every scheduled game is now stored or skipped."""
+        return self.left == 0
+
+
+def worker_setup(
+    plan: Plan, sandbox: Sandbox | None = None, memory_mb: int = MEMORY_MB
+) -> WorkerSetup:
+    """What the workers of ``plan`` need."""
+    return WorkerSetup(
+        variant=plan.spec.variant,
+        move_time=plan.spec.move_time,
+        max_faults=plan.spec.max_faults,
+        entrants={e.name: e.plugin for e in plan.entrants},
+        decks=plan.decks,
+        sandbox=sandbox,
+        memory_mb=memory_mb,
+    )
+
+
+def start(plan: Plan, store: Store) -> int:
+    """Store the tournament of ``plan`` (or find it: a resume) and return its id."""
+    store.create_schema()
+    return store.start_tournament(
+        plan.name,
+        plan.configuration,
+        plan.spec.seed,
+        plan.spec.variant,
+        plan.spec.players,
+        plan.entrants,
+        plan.decks,
+    )
+
+
+def run_tournament(
+    plan: Plan,
+    store: Store,
+    executor: Callable[[], Executor],
+    progress: Progress | None = None,
+    tournament_id: int | None = None,
+    block_size: int | None = None,
+) -> RunSummary:
+    """Play what is missing of ``plan`` on the executor ``executor()`` makes (only when there
+    is something to play) and store it block by block. Ctrl-C stops the run: what was stored
+    stays, the tournament is marked ``interrupted``, and the summary says so. ``block_size``
+    fixes the number of games per block (default: blocks of about :data:`BLOCK_SECONDS`)."""
+    tid = tournament_id if tournament_id is not None else start(plan, store)
+    ledger = DisqualificationLedger(plan.schedule, plan.spec.max_faults)
+    stored = {s.key: s.record for s in store.stored_games(tid)}
+    for game in plan.schedule:
+        if game.key in stored:
+            ledger.resolve(game.index, faulted(stored[game.key]))
+    pending = [g for g in plan.schedule if not ledger.resolved(g.index)]
+    summary = RunSummary(tid, len(plan.schedule), len(plan.schedule) - len(pending))
+    done = summary.stored_before
+    if progress is not None:
+        progress.update(done, summary.total, 0)
+    if not pending:
+        store.set_status(tid, "finished")
+        return summary
+
+    begun = time.monotonic()
+    cursor = 0
+    next_block = 0
+    size = block_size or FIRST_BLOCK
+    per_game = 0.0
+    blocks: dict[int, tuple[ScheduledGame, ...]] = {}
+    held: dict[int, BlockResult] = {}
+    replays: deque[int] = deque()
+    pool: Executor | None = None
+    try:
+        pool = executor()
+        while cursor < len(pending) or replays or pool.busy or held:
+            while pool.idle and (replays or cursor < len(pending)):
+                if replays:
+                    number = replays.popleft()
+                    summary.replays += 1
+                else:
+                    number = next_block
+                    next_block += 1
+                    blocks[number] = tuple(pending[cursor : cursor + size])
+                    cursor += len(blocks[number])
+                games = blocks[number]
+                pool.submit(BlockTask(number, games, ledger.known_counts(games[0].index)))
+            if not pool.busy and not replays and cursor >= len(pending) and held:
+                raise RuntimeError("finished blocks wait for nothing (a bug)")
+            for result in pool.results(timeout=0.5):
+                held[result.block] = result
+                if block_size is None and result.outcomes:
+                    # the latest block only: the first ones include starting the bots' hosts
+                    per_game = result.seconds / len(result.outcomes)
+                    size = max(1, min(MAX_BLOCK, round(BLOCK_SECONDS / max(per_game, 1e-6))))
+            done += _settle(store, tid, ledger, blocks, held, replays, summary)
+            if progress is not None:
+                progress.update(done, summary.total, summary.faults)
+    except KeyboardInterrupt:
+        summary.interrupted = True
+    finally:
+        if pool is not None:
+            if summary.interrupted or pool.busy:
+                pool.terminate()
+            else:
+                pool.close()
+        summary.seconds = time.monotonic() - begun
+        summary.left = summary.total - done
+        status = "finished" if summary.complete else "interrupted"
+        store.set_status(tid, status)
+    return summary
+
+
+def _settle(
+    store: Store,
+    tid: int,
+    ledger: DisqualificationLedger,
+    blocks: dict[int, tuple[ScheduledGame, ...]],
+    held: dict[int, BlockResult],
+    replays: deque[int],
+    summary: RunSummary,
+) -> int:
+    """Store (or send back, see :mod:`arena.disqualification`) every finished block that can
+    be; returns how many games were resolved."""
+    resolved = 0
+    changed = True
+    while changed:
+        changed = False
+        for number in sorted(held):
+            games, result = blocks[number], held[number]
+            outcomes = result.outcomes
+            played = [(o.disqualified, faulted(o.record)) for o in outcomes]
+            verdict = ledger.verdict(games, played)
+            if verdict is Verdict.WAIT:
+                continue
+            del held[number]
+            if verdict is Verdict.REPLAY:
+                replays.append(number)
+                continue
+            entries: list[GameEntry] = []
+            for game, outcome in zip(games, outcomes, strict=True):
+                if outcome.index != game.index or (
+                    outcome.record is not None and tuple(outcome.record.seats) != game.seats
+                ):
+                    raise RuntimeError(f"block {number} came back for other games (a bug)")
+                if outcome.record is not None:
+                    entries.append((game.key, game.deck, game.rotation, outcome.record))
+            store.record_block(tid, entries)
+            for game, (_, faults) in zip(games, played, strict=True):
+                ledger.resolve(game.index, faults)
+                summary.faults += len(faults)
+            summary.played += len(entries)
+            summary.skipped += len(games) - len(entries)
+            resolved += len(games)
+            del blocks[number]
+            changed = True
+    return resolved

@@ -1,0 +1,125 @@
+"""Playing blocks of scheduled games: what one tournament worker does, wherever it runs.
+
+A :class:`BlockPlayer` keeps one host process per entrant it has met (at most ``max_hosts``,
+the least recently used closed first) and plays each game of a :class:`BlockTask` under one
+referee. Disqualification follows the fault counts the coordinator hands over with the block
+(the faults of every game before it that it knows of) plus the faults met inside the block; the
+coordinator checks the outcome against the full count (see :mod:`arena.disqualification`).
+
+Host processes must be started from the thread that keeps using them (see
+:class:`~arena.hosted.HostHandle`), so a player is used from one thread only.
+"""
+
+from __future__ import annotations
+
+import time
+from collections import OrderedDict
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from arena.hosted import MEMORY_MB, HostHandle
+from arena.records import GameRecord
+from arena.referee import Referee
+from arena.sandbox import Sandbox, choose_sandbox
+from arena.schedule import ScheduledGame
+
+#: Host processes a worker keeps alive at most (each holds a Python interpreter and its bot).
+MAX_HOSTS = 16
+
+
+@dataclass(frozen=True)
+class WorkerSetup:
+    """What every worker of a tournament needs: the rules, limits, entrants and decks.
+
+    ``entrants`` maps each entrant name (its canonical bot spec) to the plugin that registers
+    it; ``decks`` are card values, top first, indexed by deck position; ``sandbox`` is how
+    hosts start (default: :func:`~arena.sandbox.choose_sandbox` ``("auto")``).
+    """
+
+    variant: str
+    move_time: float | None
+    max_faults: int | None
+    entrants: dict[str, str]
+    decks: tuple[tuple[int, ...], ...]
+    sandbox: Sandbox | None = None
+    memory_mb: int = MEMORY_MB
+    max_hosts: int = MAX_HOSTS
+
+
+@dataclass(frozen=True)
+class BlockTask:
+    """A block of games to play in order, and every entrant's fault count before the block."""
+
+    block: int
+    games: tuple[ScheduledGame, ...]
+    fault_counts: dict[str, int] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class GameOutcome:
+    """How one scheduled game went: its record (``None`` when it was skipped because every
+    seat was disqualified) and the entrants that were disqualified when it began."""
+
+    index: int
+    record: GameRecord | None
+    disqualified: frozenset[str]
+
+
+@dataclass(frozen=True)
+class BlockResult:
+    """The outcomes of a block's games, in order, and the seconds the block took."""
+
+    block: int
+    outcomes: tuple[GameOutcome, ...]
+    seconds: float
+
+
+def faulted(record: GameRecord | None) -> list[str]:
+    """The entrants that committed a fault in ``record`` (a disqualification is not one)."""
+    if record is None:
+        return []
+    return [record.seats[f.seat] for f in record.faults if f.kind != "disqualified"]
+
+
+class BlockPlayer:
+    """Plays :class:`BlockTask` s for one tournament with long-lived bot hosts."""
+
+    def __init__(self, setup: WorkerSetup) -> None:
+        self.setup = setup
+        self.sandbox = setup.sandbox if setup.sandbox is not None else choose_sandbox()
+        self.referee = Referee(setup.variant, setup.move_time, setup.max_faults)
+        self._hosts: OrderedDict[str, HostHandle] = OrderedDict()
+
+    def _handle(self, name: str) -> HostHandle:
+        handle = self._hosts.pop(name, None)
+        if handle is None:
+            plugin = self.setup.entrants.get(name)
+            if plugin is None:
+                raise KeyError(f"entrant {name!r} is not in this tournament")
+            handle = HostHandle(name, plugin, sandbox=self.sandbox, memory_mb=self.setup.memory_mb)
+        self._hosts[name] = handle
+        while len(self._hosts) > self.setup.max_hosts:
+            _, oldest = self._hosts.popitem(last=False)
+            oldest.close()
+        return handle
+
+    def play(self, task: BlockTask) -> BlockResult:
+        """Play the block's games in order and return their outcomes."""
+        begun = time.perf_counter()
+        self.referee.fault_counts = dict(task.fault_counts)
+        outcomes = [self._play_one(game) for game in task.games]
+        return BlockResult(task.block, tuple(outcomes), time.perf_counter() - begun)
+
+    def _play_one(self, game: ScheduledGame) -> GameOutcome:
+        out = frozenset(n for n in game.seats if self.referee.disqualified(n))
+        if len(out) == len(game.seats):
+            return GameOutcome(game.index, None, out)
+        handles: Sequence[HostHandle] = [self._handle(name) for name in game.seats]
+        record = self.referee.play_round(handles, deck=self.setup.decks[game.deck], seed=game.seed)
+        return GameOutcome(game.index, record, out)
+
+    def close(self) -> None:
+        """Stop every host."""
+        while self._hosts:
+            _, handle = self._hosts.popitem()
+            handle.close()
