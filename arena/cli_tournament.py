@@ -264,6 +264,25 @@ def tournament(
         sys.exit(130)
 
 
+def _standings(store: Any, tournament_id: int | None, anchor: tuple[str, float] | None) -> Any:
+    """The stored tournament (the latest one by default), its games and its standings."""
+    from leaderboard.standings import compute_standings
+
+    store.create_schema()
+    detail = store.tournament(tournament_id)
+    games = store.stored_games(detail.id)
+    try:
+        standings = compute_standings(
+            games,
+            detail.entrants,
+            anchor=anchor[0] if anchor else None,
+            anchor_elo=anchor[1] if anchor else 1500.0,
+        )
+    except ValueError as exc:
+        raise click.BadParameter(str(exc), param_hint="--anchor") from None
+    return detail, games, standings
+
+
 def _print_standings(
     store: Any,
     tournament_id: int | None,
@@ -271,7 +290,17 @@ def _print_standings(
     as_json: bool,
     snapshot: bool = False,
 ) -> None:
-    raise NotImplementedError
+    """Print the leaderboard (as a table or JSON rows); with ``snapshot``, store it too."""
+    from leaderboard.report import format_table
+
+    detail, games, standings = _standings(store, tournament_id, anchor)
+    if snapshot and games:
+        store.save_ratings(detail.id, standings.to_dict(), len(games))
+    if as_json:
+        click.echo(json.dumps([line.to_dict() for line in standings.standings], indent=2))
+        return
+    click.echo(f"tournament {detail.id}: {detail.name} [{detail.status}], {len(games)} games")
+    click.echo(format_table(standings))
 
 
 @click.command()
@@ -340,5 +369,90 @@ def replay(game_id: int, reveal: bool, db_url: str | None, as_json: bool) -> Non
         click.echo(line)
 
 
+@click.command()
+@tournament_id_option
+@anchor_option
+@db_option
+@json_option
+def leaderboard(
+    tournament_id: int | None, anchor: str | None, db_url: str | None, as_json: bool
+) -> None:
+    """Print the standings of a stored tournament: rank, bot, Elo with its 95% interval,
+    games, wins/draws/losses, score with its 95% interval, faults.
+
+    The ratings are one maximum-likelihood fit over every stored game (docs/ratings.md), so
+    the leaderboard of an unfinished tournament covers the games played so far.
+    """
+    from leaderboard.store import Store
+
+    _print_standings(Store(db_url), tournament_id, _parse_anchor(anchor), as_json)
+
+
+@click.command()
+@tournament_id_option
+@anchor_option
+@click.option(
+    "--html",
+    "html_path",
+    type=click.Path(dir_okay=False, path_type=Path),
+    default=None,
+    help="Write one self-contained HTML report (plots included) to this file.",
+)
+@db_option
+@json_option
+def report(
+    tournament_id: int | None,
+    anchor: str | None,
+    html_path: Path | None,
+    db_url: str | None,
+    as_json: bool,
+) -> None:
+    """Report a stored tournament: standings, head-to-head scores, likelihood of superiority,
+    faults and provenance (docs/reports.md). --json prints all of it; --html FILE writes a
+    page to read and share."""
+    from leaderboard.report import format_table, render_html
+    from leaderboard.store import Store
+
+    detail, games, standings = _standings(Store(db_url), tournament_id, _parse_anchor(anchor))
+    if html_path is not None:
+        try:
+            html_path.write_text(render_html(detail, games, standings), encoding="utf-8")
+        except OSError as exc:
+            raise click.ClickException(f"cannot write {html_path}: {exc.strerror or exc}") from None
+        click.echo(f"wrote {html_path}", err=True)
+    if as_json:
+        click.echo(standings.to_json())
+        return
+    if html_path is not None:
+        return
+    click.echo(
+        f"tournament {detail.id}: {detail.name} [{detail.status}]; "
+        f"decks {detail.configuration.get('decks', '?')} ({len(detail.decks)}), "
+        f"variant {detail.variant}, {detail.players} per table, seed {detail.seed}, "
+        f"{len(games)} games"
+    )
+    click.echo(format_table(standings))
+    bots = [line.bot for line in standings.standings if line.elo is not None]
+    if len(bots) > 1:
+        click.echo("\nhead to head (row's score against column, %):")
+        width = max(len(b) for b in bots)
+        click.echo(" " * (width + 2) + " ".join(f"{k + 1:>5}" for k in range(len(bots))))
+        for k, bot in enumerate(bots):
+            cells = []
+            for other in bots:
+                pair = standings.pairs.get(bot, {}).get(other)
+                score = None if pair is None else pair.score
+                cells.append("    -" if score is None else f"{100 * score:5.1f}")
+            click.echo(f"{k + 1:>2} {bot:<{width}}" + " ".join(cells))
+    noted = [f for f in standings.faults.values() if f.by_kind]
+    if noted:
+        click.echo("\nfaults:")
+        for summary in noted:
+            kinds = ", ".join(f"{kind} {n}" for kind, n in sorted(summary.by_kind.items()))
+            click.echo(f"  {summary.bot}: {kinds}")
+            for example in summary.examples:
+                click.echo(f"    {example.kind} in {example.game}: {example.message}")
+
+
 #: The commands this module adds to the ``arena`` group.
-COMMANDS: tuple[click.Command, ...] = (tournament, tournaments, replay)
+COMMANDS: tuple[click.Command, ...] = (tournament, tournaments, leaderboard, report, replay)

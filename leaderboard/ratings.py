@@ -10,7 +10,9 @@ fractional win of ``1/k`` for each of them, so the log-likelihood of one game is
 
 where ``s_i`` is seat ``i``'s share of the round (the shares sum to 1). Ratings are reported on
 the Elo scale, ``elo_i = 1500 + K * (theta_i - c)`` with ``K = 400 / ln 10`` and ``c`` either the
-mean strength (default) or the anchor's strength.
+mean strength (default) or the anchor's strength. ``Ratings.los`` gives the likelihood of
+superiority of one entrant over another from the same cluster-robust covariance as the intervals,
+and ``win_rates`` gives score shares with Wilson score intervals.
 """
 
 from __future__ import annotations
@@ -18,7 +20,7 @@ from __future__ import annotations
 import json
 import math
 from collections.abc import Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 
 import numpy as np
 from numpy.typing import NDArray
@@ -35,6 +37,7 @@ __all__ = [
     "Ratings",
     "WinRate",
     "fit_ratings",
+    "wilson_interval",
     "win_rates",
 ]
 
@@ -48,6 +51,10 @@ AUTO_RIDGE: float = 0.01
 _CONFIDENCE = 0.95
 _Z = float(stats.norm.ppf(0.5 + _CONFIDENCE / 2.0))
 _MAX_SEATS = 4
+# Below these (natural-log units) a variance of a difference counts as zero, and so does the
+# difference itself, in ``Ratings.los``; both are far below anything a real fit produces.
+_ZERO_VARIANCE = 1e-12
+_ZERO_DIFFERENCE = 1e-9
 
 FloatArray = NDArray[np.float64]
 IntArray = NDArray[np.intp]
@@ -104,6 +111,12 @@ class Ratings:
     ``ridge`` is the penalty actually used (0.0 for a plain maximum-likelihood fit), ``units``
     the number of independent clusters behind the intervals, ``anchor`` the entrant pinned at
     1500 (``None`` when the mean is 1500).
+
+    ``covariance`` is the cluster-robust covariance of the mean-zero strengths (natural-log
+    units, rows and columns in the order of ``names``, which is sorted), or ``None`` when it
+    cannot be estimated (fewer than two units). Only differences of strengths are identified,
+    and the variance of a difference is the same on the anchored and the centred scale, so
+    :meth:`los` uses it whatever the anchor.
     """
 
     ratings: tuple[Rating, ...]
@@ -111,6 +124,8 @@ class Ratings:
     ridge: float
     games: int
     units: int
+    names: tuple[str, ...] = ()
+    covariance: tuple[tuple[float, ...], ...] | None = field(default=None, repr=False)
 
     def __getitem__(self, name: str) -> Rating:
         """Return the rating of entrant ``name`` (``KeyError`` if absent)."""
@@ -119,8 +134,54 @@ class Ratings:
                 return rating
         raise KeyError(name)
 
+    def difference_variance(self, a: str, b: str) -> float:
+        """Variance of ``theta_a - theta_b`` (natural-log units squared) from the cluster-robust
+        covariance; NaN when the covariance cannot be estimated (fewer than two units).
+        ``KeyError`` if either entrant is absent."""
+        for name in (a, b):
+            if name not in self.names:
+                raise KeyError(name)
+        if self.covariance is None:
+            return math.nan
+        i, j = self.names.index(a), self.names.index(b)
+        c = self.covariance
+        return c[i][i] + c[j][j] - 2.0 * c[i][j]
+
+    def los(self, a: str, b: str) -> float:
+        """Likelihood of superiority: the probability that ``a`` is stronger than ``b``.
+
+        ``LOS = Phi((theta_a - theta_b) / sd(theta_a - theta_b))`` with ``Phi`` the standard
+        normal distribution function and the variance of the difference taken from the same
+        cluster-robust covariance as the rating intervals (a normal approximation to the
+        sampling distribution of the estimated difference). ``los(a, b) + los(b, a) == 1``.
+
+        Edge cases: ``los(a, a)`` is 0.5. NaN when the covariance cannot be estimated (fewer
+        than two units). When the variance of the difference is zero (every unit reproduces the
+        fitted result exactly, so the sandwich carries no information about the spread) the
+        result is 0.5 if the difference is zero too, and NaN otherwise: a degenerate variance
+        is not evidence of certainty. ``KeyError`` if either entrant is absent.
+        """
+        diff = (self[a].elo - self[b].elo) / ELO_PER_NAT
+        if a == b:
+            return 0.5
+        var = self.difference_variance(a, b)
+        if not math.isfinite(var):
+            return math.nan
+        if var <= _ZERO_VARIANCE:
+            return 0.5 if abs(diff) <= _ZERO_DIFFERENCE else math.nan
+        return float(stats.norm.cdf(diff / math.sqrt(var)))
+
+    def los_matrix(self) -> dict[str, dict[str, float]]:
+        """``los(a, b)`` for every ordered pair of distinct entrants, rows and columns best
+        first (the order of ``ratings``); values may be NaN (see :meth:`los`)."""
+        order = [r.name for r in self.ratings]
+        return {a: {b: self.los(a, b) for b in order if b != a} for a in order}
+
     def to_dict(self) -> dict[str, object]:
-        """Return a JSON-ready dict; infinite interval ends become ``None``."""
+        """Return a JSON-ready dict; infinite interval ends become ``None``.
+
+        The covariance is left out: the dict is the stored rating snapshot.
+        """
 
         def clean(r: Rating) -> dict[str, object]:
             d: dict[str, object] = asdict(r)
@@ -334,8 +395,12 @@ def fit_ratings(
     anchor: str | None = None,
     *,
     ridge: float | None = None,
+    base: float = BASE_ELO,
 ) -> Ratings:
     """Fit Elo-scale ratings to all ``games`` at once by maximum likelihood.
+
+    ``base`` is the Elo of the mean entrant, or of ``anchor`` when one is given (1500 unless
+    said otherwise); it shifts every rating and interval alike.
 
     The model is Bradley-Terry for two seats and its Luce generalisation for three or four:
     ``P(seat i wins) = exp(theta_i) / sum_{j at table} exp(theta_j)``; a shared win counts as a
@@ -365,7 +430,8 @@ def fit_ratings(
     p_g)``, ``+`` is the pseudo-inverse and ``C`` the number of distinct units. Games within a
     unit may be arbitrarily correlated; units are assumed independent. For the anchored scale
     the variance of ``theta_i - theta_anchor`` is used. With fewer than two units the interval
-    is ``(-inf, inf)``.
+    is ``(-inf, inf)``. The covariance itself is kept in ``Ratings.covariance`` for
+    :meth:`Ratings.los`.
 
     Raises ``ValueError`` if ``anchor`` never played, ``RuntimeError`` if the fit fails.
     """
@@ -399,9 +465,9 @@ def fit_ratings(
     np.add.at(played, d.idx[d.mask], 1)
     out: list[Rating] = []
     for i, name in enumerate(d.names):
-        elo = BASE_ELO + ELO_PER_NAT * (float(theta[i]) - shift)
+        elo = base + ELO_PER_NAT * (float(theta[i]) - shift)
         if anchor == name:
-            elo = BASE_ELO
+            elo = base
         if variances is None:
             lo, hi = -math.inf, math.inf
         else:
@@ -409,23 +475,51 @@ def fit_ratings(
             lo, hi = elo - half, elo + half
         out.append(Rating(name, elo, lo, hi, int(played[i])))
     out.sort(key=lambda r: (-r.elo, r.name))
-    return Ratings(tuple(out), anchor, float(ridge), len(ordered), d.n_clusters)
+    covariance = None if cov is None else tuple(tuple(float(x) for x in row) for row in cov)
+    return Ratings(
+        tuple(out), anchor, float(ridge), len(ordered), d.n_clusters, d.names, covariance
+    )
 
 
-def _round_half_up(x: float) -> int:
-    """Round to the nearest integer, halves upwards (1.5 -> 2, 2.5 -> 3)."""
-    return math.floor(x + 0.5)
+def wilson_interval(score: float, n: int, confidence: float = _CONFIDENCE) -> tuple[float, float]:
+    """The Wilson score interval for a proportion: ``score`` successes out of ``n`` trials.
+
+    ``score`` may be fractional (a draw counts half). With ``p = score / n`` and ``z`` the
+    normal quantile ``scipy.stats.norm.ppf(0.5 + confidence / 2)`` (1.96 for 95%)::
+
+        centre = (2 n p + z^2) / (2 (n + z^2))
+        half   = z sqrt(z^2 + 4 n p (1 - p)) / (2 (n + z^2))
+
+    and the interval is ``[centre - half, centre + half]``, with the lower end exactly 0 when
+    ``score`` is 0 and the upper end exactly 1 when ``score`` is ``n``. For whole numbers of
+    successes this is ``scipy.stats.binomtest(k, n).proportion_ci(confidence,
+    method="wilson")``. Raises ``ValueError`` unless ``n > 0`` and ``0 <= score <= n``.
+    """
+    if n <= 0:
+        raise ValueError(f"a proportion needs at least one trial, got n={n}")
+    if not 0.0 <= score <= n:
+        raise ValueError(f"score {score} is not between 0 and n={n}")
+    if not 0.0 < confidence < 1.0:
+        raise ValueError(f"confidence must be between 0 and 1, got {confidence}")
+    z = float(stats.norm.ppf(0.5 + confidence / 2.0))
+    p = score / n
+    denom = 2.0 * (n + z * z)
+    centre = (2.0 * n * p + z * z) / denom
+    half = z / denom * math.sqrt(4.0 * n * p * (1.0 - p) + z * z)
+    lo = 0.0 if score <= 0.0 else max(centre - half, 0.0)
+    hi = 1.0 if score >= n else min(centre + half, 1.0)
+    return lo, hi
 
 
 def win_rates(games: Sequence[GameResult]) -> dict[str, WinRate]:
-    """Per entrant: score share over games played, with a 95% Clopper-Pearson interval.
+    """Per entrant: score share over games played, with a 95% Wilson score interval.
 
     ``rate = score / games`` where ``score`` sums the entrant's shares (a win shared by ``k``
-    counts ``1/k``). The interval is ``scipy.stats.binomtest(k, games).proportion_ci(0.95,
-    method="exact")`` with ``k`` the score rounded half up to a whole number of wins (the
-    binomial interval needs integer counts; rounding moves ``k`` by at most half a win).
-    Games are treated as independent here; note the chance level is ``1/table size``, not 1/2,
-    at three- and four-player tables. The result is keyed and ordered by name.
+    counts ``1/k``, so a two-player draw is half a win). The interval is
+    :func:`wilson_interval` with that (possibly fractional) score; for a whole number of wins
+    it equals ``scipy.stats.binomtest(k, games).proportion_ci(0.95, method="wilson")``.
+    Games are treated as independent here (not units); note the chance level is ``1/table
+    size``, not 1/2, at three- and four-player tables. The result is keyed and ordered by name.
     """
     totals: dict[str, float] = {}
     played: dict[str, int] = {}
@@ -436,8 +530,7 @@ def win_rates(games: Sequence[GameResult]) -> dict[str, WinRate]:
     out: dict[str, WinRate] = {}
     for name in sorted(totals):
         n = played[name]
-        score = totals[name]
-        k = min(max(_round_half_up(score), 0), n)
-        ci = stats.binomtest(k, n).proportion_ci(confidence_level=_CONFIDENCE, method="exact")
-        out[name] = WinRate(name, score / n, float(ci.low), float(ci.high), n, score)
+        score = min(max(totals[name], 0.0), float(n))
+        lo, hi = wilson_interval(score, n)
+        out[name] = WinRate(name, score / n, lo, hi, n, totals[name])
     return out

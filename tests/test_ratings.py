@@ -15,6 +15,7 @@ from leaderboard.ratings import (
     ELO_PER_NAT,
     GameResult,
     fit_ratings,
+    wilson_interval,
     win_rates,
 )
 
@@ -241,8 +242,41 @@ def test_game_result_validation() -> None:
         GameResult(("A", "B", "C"), (1.0, 0.0), "u")
 
 
-def test_win_rate_against_scipy() -> None:
-    # A: 1 + 0.5 + 0 + 1 = 2.5 of 4 -> rate 0.625, interval on k = 3 (half rounds up), n = 4.
+def test_wilson_equals_scipy_for_whole_counts() -> None:
+    for k, n in [(0, 1), (1, 1), (3, 4), (0, 10), (10, 10), (7, 20), (513, 1000)]:
+        ci = stats.binomtest(k, n).proportion_ci(confidence_level=0.95, method="wilson")
+        lo, hi = wilson_interval(k, n)
+        assert lo == pytest.approx(float(ci.low), abs=1e-12)
+        assert hi == pytest.approx(float(ci.high), abs=1e-12)
+    assert wilson_interval(0, 5)[0] == 0.0 and wilson_interval(5, 5)[1] == 1.0
+
+
+def test_wilson_fractional_by_hand() -> None:
+    # 2.5 of 4: p = 0.625, z^2 = 3.841459, 2(n + z^2) = 15.682918,
+    # centre = (5 + 3.841459) / 15.682918 = 0.563764,
+    # half = 1.959964 * sqrt(3.75 + 3.841459) / 15.682918 = 0.344338 -> [0.219426, 0.908102].
+    lo, hi = wilson_interval(2.5, 4)
+    assert lo == pytest.approx(0.219426, abs=2e-6)
+    assert hi == pytest.approx(0.908102, abs=2e-6)
+    # Mirror image: 1.5 of 4 is 1 - (2.5 of 4), ends swapped.
+    lo_m, hi_m = wilson_interval(1.5, 4)
+    assert (lo_m, hi_m) == (pytest.approx(1 - hi), pytest.approx(1 - lo))
+    # It sits between the intervals of the neighbouring whole counts.
+    assert wilson_interval(2, 4)[0] < lo < wilson_interval(3, 4)[0]
+    assert wilson_interval(2, 4)[1] < hi < wilson_interval(3, 4)[1]
+    # A 90% interval is narrower.
+    lo90, hi90 = wilson_interval(2.5, 4, confidence=0.90)
+    assert lo < lo90 < hi90 < hi
+
+
+def test_wilson_rejects_bad_input() -> None:
+    for score, n in [(0, 0), (-0.5, 4), (4.5, 4)]:
+        with pytest.raises(ValueError):
+            wilson_interval(score, n)
+
+
+def test_win_rate_wilson_with_draws() -> None:
+    # A: 1 + 0.5 + 0 + 1 = 2.5 of 4 -> rate 0.625 and the fractional Wilson interval above.
     games = [
         duel("A", "B", "u0"),
         draw("A", "B", "u1"),
@@ -253,11 +287,85 @@ def test_win_rate_against_scipy() -> None:
     a = rates["A"]
     assert a.rate == pytest.approx(0.625)
     assert a.games == 4 and a.score == pytest.approx(2.5)
-    ci = stats.binomtest(3, 4).proportion_ci(confidence_level=0.95, method="exact")
-    assert (a.lo, a.hi) == (pytest.approx(ci.low), pytest.approx(ci.high))
+    assert (a.lo, a.hi) == (pytest.approx(0.219426, abs=2e-6), pytest.approx(0.908102, abs=2e-6))
     b = rates["B"]
     assert b.rate == pytest.approx(1.5 / 4)
-    ci_b = stats.binomtest(2, 4).proportion_ci(confidence_level=0.95, method="exact")
-    assert (b.lo, b.hi) == (pytest.approx(ci_b.low), pytest.approx(ci_b.high))
-    assert rates["C"].games == 1 and rates["C"].rate == 0.0
+    assert (b.lo, b.hi) == (pytest.approx(1 - a.hi), pytest.approx(1 - a.lo))
+    c = rates["C"]
+    assert c.games == 1 and c.rate == 0.0
+    # 0 of 1: centre = z^2 / (2 (1 + z^2)) = half, so the interval is [0, z^2 / (1 + z^2)].
+    assert c.lo == 0.0 and c.hi == pytest.approx(Z95**2 / (1 + Z95**2))
+    assert c.hi == pytest.approx(3.841459 / 4.841459, abs=1e-6)  # 0.793451
     assert list(rates) == ["A", "B", "C"]
+
+
+def test_los_three_of_four_by_hand() -> None:
+    # d = ln 3 and Var(d) = 16/9 (see test_bradley_terry_interval_by_hand), so
+    # LOS(A > B) = Phi(ln 3 / (4/3)) = Phi(0.823959) = 0.795019.
+    r = fit_ratings(three_of_four())
+    assert r.difference_variance("A", "B") == pytest.approx(16 / 9, rel=1e-9)
+    assert r.los("A", "B") == pytest.approx(0.795019, abs=1e-6)
+    assert r.los("B", "A") == pytest.approx(1 - 0.795019, abs=1e-6)
+    assert r.los("A", "A") == 0.5
+    assert r.los_matrix() == {"A": {"B": r.los("A", "B")}, "B": {"A": r.los("B", "A")}}
+    with pytest.raises(KeyError):
+        r.los("A", "Z")
+
+
+def test_los_same_with_anchor() -> None:
+    # Anchoring moves the scale, not the difference or its variance.
+    free, anchored = fit_ratings(three_of_four()), fit_ratings(three_of_four(), anchor="B")
+    assert anchored.los("A", "B") == pytest.approx(free.los("A", "B"), abs=1e-9)
+
+
+def test_los_undefined_with_one_unit() -> None:
+    games = [GameResult(g.players, g.scores, "only") for g in three_of_four()]
+    r = fit_ratings(games)
+    assert r.covariance is None
+    assert math.isnan(r.los("A", "B")) and math.isnan(r.los("B", "A"))
+
+
+def test_los_with_zero_variance() -> None:
+    # Each unit: one win each -> equal strengths, every unit residual is 0.5 - 0.5 = 0, so the
+    # sandwich is exactly zero: LOS 0.5.
+    balanced = [
+        duel("A", "B", "u0"),
+        duel("B", "A", "u0"),
+        duel("A", "B", "u1"),
+        duel("B", "A", "u1"),
+    ]
+    r = fit_ratings(balanced)
+    assert r.difference_variance("A", "B") == pytest.approx(0.0, abs=1e-15)
+    assert r.los("A", "B") == 0.5
+    # Each unit 3 of 4: q = 3/4 and each unit's residual is 3 * 1/4 - 3/4 = 0, zero variance
+    # but a gap of ln 3: the collapsed sandwich gives no LOS (NaN), not certainty.
+    two_units = [GameResult(g.players, g.scores, u) for u in "uv" for g in three_of_four()]
+    r2 = fit_ratings(two_units)
+    assert r2.units == 2
+    assert r2["A"].elo - r2["B"].elo == pytest.approx(400 * math.log10(3), abs=1e-6)
+    assert r2.difference_variance("A", "B") == pytest.approx(0.0, abs=1e-15)
+    assert math.isnan(r2.los("A", "B"))
+
+
+def test_los_three_entrants_is_consistent() -> None:
+    games = [
+        duel("A", "B", "u0"),
+        duel("A", "B", "u1"),
+        duel("B", "A", "u2"),
+        duel("B", "C", "u3"),
+        duel("B", "C", "u4"),
+        duel("C", "B", "u5"),
+        duel("C", "A", "u6"),
+        duel("A", "C", "u7"),
+        duel("A", "C", "u8"),
+    ]
+    r = fit_ratings(games)
+    m = r.los_matrix()
+    assert list(m) == ["A", "B", "C"]
+    for a in m:
+        for b in m[a]:
+            assert m[a][b] + m[b][a] == pytest.approx(1.0, abs=1e-12)
+            # LOS above 1/2 exactly when a is rated above b.
+            assert (m[a][b] > 0.5) == (r[a].elo > r[b].elo)
+    # Order independence of the covariance, bit for bit.
+    assert fit_ratings(games[::-1]).covariance == r.covariance

@@ -1,0 +1,131 @@
+"""The round-robin schedule and the disqualification ledger: stated outcomes of small cases."""
+
+from __future__ import annotations
+
+import pytest
+
+from arena.disqualification import DisqualificationLedger, Verdict
+from arena.schedule import blocks, game_key, round_robin
+from arena.seeds import derive_seed
+
+
+def test_pairs_play_every_deck_twice_with_seats_swapped():
+    games = round_robin(["a", "b", "c"], decks=2, players=2, repeat=1, seed=5)
+    assert len(games) == 2 * 3 * 2  # decks x pairs x rotations
+    assert [g.seats for g in games[:6]] == [
+        ("a", "b"),
+        ("b", "a"),
+        ("a", "c"),
+        ("c", "a"),
+        ("b", "c"),
+        ("c", "b"),
+    ]
+    assert [g.deck for g in games] == [0] * 6 + [1] * 6
+    assert [g.index for g in games] == list(range(12))
+    assert len({g.key for g in games}) == 12
+
+
+def test_three_player_tables_play_every_cyclic_rotation():
+    games = round_robin(["a", "b", "c", "d"], decks=1, players=3)
+    assert len(games) == 4 * 3  # four tables of three, three rotations each
+    assert [g.seats for g in games[:3]] == [("a", "b", "c"), ("b", "c", "a"), ("c", "a", "b")]
+    assert [g.rotation for g in games[:3]] == [0, 1, 2]
+
+
+def test_repeat_comes_outermost_and_changes_keys_and_seeds():
+    games = round_robin(["a", "b"], decks=1, repeat=2, seed=1)
+    assert [(g.repeat, g.seats) for g in games] == [
+        (0, ("a", "b")),
+        (0, ("b", "a")),
+        (1, ("a", "b")),
+        (1, ("b", "a")),
+    ]
+    assert games[0].seed != games[2].seed
+
+
+def test_seed_depends_on_tournament_seed_and_key_only():
+    one = round_robin(["a", "b", "c"], decks=3, seed=9)
+    other = round_robin(["c", "b", "a"], decks=3, seed=9)
+    by_key = {g.key: g.seed for g in other}
+    for game in one:
+        assert game.seed == derive_seed(9, "game", game.key)
+        if game.key in by_key:
+            assert by_key[game.key] == game.seed
+
+
+def test_key_format():
+    assert game_key(0, 3, ["greedy", "random"]) == 'repeat=0/deck=3/seats=["greedy","random"]'
+    assert game_key(1, 0, ["x[a=1,b=2]", "y"]) == 'repeat=1/deck=0/seats=["x[a=1,b=2]","y"]'
+
+
+@pytest.mark.parametrize(
+    ("entrants", "players", "decks", "repeat"),
+    [(["a", "a"], 2, 1, 1), (["a", "b"], 5, 1, 1), (["a", "b"], 2, 0, 1), (["a", "b"], 2, 1, 0)],
+)
+def test_bad_schedules_raise(entrants, players, decks, repeat):
+    with pytest.raises(ValueError):
+        round_robin(entrants, decks, players, repeat)
+
+
+def test_blocks_cover_the_games_in_order():
+    games = round_robin(["a", "b", "c"], decks=1)
+    parts = list(blocks(games, 4))
+    assert [len(p) for p in parts] == [4, 2]
+    assert [g for p in parts for g in p] == games
+
+
+# --- the ledger -----------------------------------------------------------------------------
+
+
+def ledger_for(max_faults: int | None) -> tuple[DisqualificationLedger, list]:
+    games = round_robin(["x", "y", "z"], decks=2)  # 12 games, x in 8 of them
+    return DisqualificationLedger(games, max_faults), games
+
+
+NONE: frozenset[str] = frozenset()
+
+
+def test_without_a_limit_every_block_is_stored_at_once():
+    ledger, games = ledger_for(None)
+    assert ledger.verdict(games[6:8], [(NONE, ["x"]), (NONE, ["x"])]) is Verdict.STORE
+
+
+def test_block_far_from_the_limit_is_stored_before_earlier_games_finish():
+    ledger, games = ledger_for(10)
+    # games 0-5 unresolved: x could have at most 4 faults there, far from 10
+    assert ledger.verdict(games[6:8], [(NONE, ["x"]), (NONE, [])]) is Verdict.STORE
+
+
+def test_block_near_the_limit_waits_then_is_stored_or_replayed():
+    ledger, games = ledger_for(3)
+    # games 4, 5 seat y and z, who sat in two of games 0-3 each: three faults are out of reach
+    assert ledger.verdict(games[4:6], [(NONE, []), (NONE, [])]) is Verdict.STORE
+    ledger, games = ledger_for(2)
+    block = games[6:8]  # (x, y), (y, x) on deck 1
+    played = [(NONE, []), (NONE, [])]
+    # x sat in games 0-3; two faults there would disqualify it: cannot tell yet
+    assert ledger.verdict(block, played) is Verdict.WAIT
+    for index, faults in [(0, ["x"]), (1, []), (2, []), (3, ["x"]), (4, []), (5, [])]:
+        ledger.resolve(index, faults)
+    assert ledger.frontier == 6
+    assert ledger.known_counts(6) == {"x": 2}
+    # x had two faults before: it should have been disqualified, so the block is replayed
+    assert ledger.verdict(block, played) is Verdict.REPLAY
+    x_out = frozenset({"x"})
+    assert ledger.verdict(block, [(x_out, []), (x_out, [])]) is Verdict.STORE
+
+
+def test_faults_inside_a_block_count_for_its_later_games():
+    ledger, games = ledger_for(1)
+    for index in range(6):
+        ledger.resolve(index, [])
+    x_out = frozenset({"x"})
+    good = [(NONE, ["x"]), (x_out, [])]
+    assert ledger.verdict(games[6:8], good) is Verdict.STORE
+    bad = [(NONE, ["x"]), (NONE, [])]
+    assert ledger.verdict(games[6:8], bad) is Verdict.REPLAY
+
+
+def test_max_faults_must_be_positive():
+    with pytest.raises(ValueError):
+        DisqualificationLedger([], 0)

@@ -1,0 +1,353 @@
+"""Tournaments end to end: real bot hosts in real worker processes, stored in real databases.
+
+The records of a tournament must not depend on the number of workers, the block size, or on
+interruptions (Ctrl-C, kill -9) followed by a resume.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import sqlite3
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from arena.catalog import load_catalog
+from arena.pool import LocalPool
+from arena.records import GameRecord
+from arena.sandbox import choose_sandbox
+from arena.tournament import (
+    Plan,
+    TournamentError,
+    TournamentSpec,
+    plan_resume,
+    plan_tournament,
+    run_tournament,
+    worker_setup,
+)
+from leaderboard.store import Store
+
+SANDBOX = choose_sandbox("none")
+
+
+def essence(record: GameRecord) -> tuple[Any, ...]:
+    """Everything about a game that must be reproducible (not times, not fault messages)."""
+    return (
+        tuple(record.seats),
+        tuple(record.deck),
+        record.seed,
+        tuple(record.actions),
+        tuple(record.winners),
+        record.end_reason,
+        tuple((f.seat, f.kind, f.move) for f in record.faults),
+    )
+
+
+def stored(store: Store, tid: int) -> dict[str, tuple[Any, ...]]:
+    return {g.key: essence(g.record) for g in store.stored_games(tid)}
+
+
+def run(plan: Plan, url: str, workers: int, block_size: int | None = None, **kw: Any) -> Any:
+    store = Store(url)
+    setup = worker_setup(plan, SANDBOX)
+    return store, run_tournament(
+        plan, store, lambda: LocalPool(setup, workers), block_size=block_size, **kw
+    )
+
+
+@pytest.fixture
+def catalog(faulty_bots: Path) -> Any:
+    return load_catalog(SANDBOX)
+
+
+def test_records_do_not_depend_on_workers_or_blocks_even_with_disqualification(
+    catalog: Any, tmp_path: Path
+) -> None:
+    spec = TournamentSpec(
+        decks="random:2:1", bots=("honest", "crasher", "uniform"), seed=3, max_faults=2
+    )
+    plan = plan_tournament(spec, catalog)
+    assert len(plan.schedule) == 12
+    one, first = run(plan, f"sqlite:///{tmp_path}/one.db", workers=1, block_size=1)
+    two, second = run(plan, f"sqlite:///{tmp_path}/two.db", workers=2, block_size=3)
+    assert first.complete and second.complete
+    assert stored(one, first.tournament_id) == stored(two, second.tournament_id)
+    kinds = []
+    for game in one.stored_games(first.tournament_id):
+        seats = game.record.seats
+        kinds += [f.kind for f in game.record.faults if seats[f.seat] == "crasher"]
+        if "crasher" not in seats:
+            assert game.record.faults == []
+    # crasher sits in 8 games: it crashes in the first two, then forfeits the rest
+    assert kinds == ["crash", "crash"] + ["disqualified"] * 6
+    assert one.status(first.tournament_id) == "finished"
+
+
+def test_games_between_disqualified_bots_are_skipped(catalog: Any, tmp_path: Path) -> None:
+    spec = TournamentSpec(decks="random:2:1", bots=("crasher", "liar", "honest"), max_faults=1)
+    plan = plan_tournament(spec, catalog)
+    store, summary = run(plan, f"sqlite:///{tmp_path}/t.db", workers=2)
+    # deck 0: crasher crashes in game 0 and liar answers illegally in game 4; on deck 1 both
+    # are disqualified, so their two games there are skipped
+    assert (summary.played, summary.skipped) == (10, 2)
+    keys = set(stored(store, summary.tournament_id))
+    assert 'repeat=0/deck=1/seats=["crasher","liar"]' not in keys
+    assert 'repeat=0/deck=1/seats=["liar","crasher"]' not in keys
+    again = run(plan, store.url, workers=1)[1]
+    assert (again.played, again.skipped, again.complete) == (0, 2, True)
+
+
+class StopAfter:
+    """A progress report that presses Ctrl-C once ``games`` games are stored."""
+
+    def __init__(self, games: int) -> None:
+        self.games = games
+
+    def update(self, done: int, total: int, faults: int) -> None:
+        if done >= self.games:
+            raise KeyboardInterrupt
+
+
+def test_interrupted_run_resumes_to_the_records_of_an_uninterrupted_one(
+    catalog: Any, tmp_path: Path
+) -> None:
+    spec = TournamentSpec(decks="random:6:2", bots=("honest", "uniform", "liar"), max_faults=3)
+    plan = plan_tournament(spec, catalog)
+    whole, summary = run(plan, f"sqlite:///{tmp_path}/whole.db", workers=2)
+    url = f"sqlite:///{tmp_path}/parts.db"
+    store, part = run(plan, url, workers=2, block_size=2, progress=StopAfter(5))
+    assert part.interrupted and not part.complete
+    assert 5 <= part.total - part.left < part.total
+    assert store.status(part.tournament_id) == "interrupted"
+    kept = stored(store, part.tournament_id)
+    rest = run(plan_resume(store, part.tournament_id, catalog), url, workers=1)[1]
+    assert rest.tournament_id == part.tournament_id
+    assert rest.stored_before == len(kept)
+    assert rest.complete
+    assert stored(store, part.tournament_id) == stored(whole, summary.tournament_id)
+
+
+def test_plan_errors_are_one_line_arena_errors(catalog: Any) -> None:
+    from arena.errors import ArenaError
+
+    for spec, needle in [
+        (TournamentSpec(bots=("honest",)), "needs at least 2 bots"),
+        (TournamentSpec(bots=("honest", "honest")), "entered twice"),
+        (TournamentSpec(bots=("honest", "nosuchbot")), "nosuchbot"),
+        (TournamentSpec(bots=("twoonly", "honest", "uniform"), players=3), "tables of 3"),
+        (TournamentSpec(bots=("dp", "honest")), "classic variant"),
+        (TournamentSpec(bots=("honest", "uniform"), decks="random:x"), "random:N"),
+    ]:
+        with pytest.raises(ArenaError, match=needle) as caught:
+            plan_tournament(spec, catalog)
+        assert "\n" not in str(caught.value)
+
+
+def test_default_field_leaves_out_bots_that_do_not_play_the_variant(catalog: Any) -> None:
+    plan = plan_tournament(TournamentSpec(decks="random:1", players=3), catalog)
+    names = [e.name for e in plan.entrants]
+    assert "twoonly" not in names and "dp" not in names
+    assert dict(plan.left_out)["twoonly"] == "does not play at tables of 3"
+
+
+def test_resume_refuses_a_changed_bot(catalog: Any, tmp_path: Path) -> None:
+    plan = plan_tournament(TournamentSpec(decks="random:1", bots=("honest", "uniform")), catalog)
+    store = Store(f"sqlite:///{tmp_path}/t.db")
+    from arena.tournament import start
+
+    tid = start(plan, store)
+    changed = dict(catalog.bots)
+    entry = changed["honest"]
+    changed["honest"] = type(entry)(**{**entry.to_json(), "version": "9.9"})
+    catalog.bots = changed
+    with pytest.raises(TournamentError, match="start a new tournament"):
+        plan_resume(store, tid, catalog)
+
+
+# --- the command, killed for real -----------------------------------------------------------
+
+COMMAND = [sys.executable, "-c", "from arena.cli import main; main()"]
+ARGS = ["tournament", "--decks", "random:30:4", "--bots", "honest,uniform,sleeper[seconds=0.01]"]
+ARGS += ["--sandbox", "none", "--workers", "2", "--seed", "11", "--quiet"]
+
+
+def count_games(path: Path) -> int:
+    if not path.exists():
+        return 0
+    try:
+        with sqlite3.connect(f"file:{path}?mode=ro", uri=True, timeout=5) as db:
+            return int(db.execute("select count(*) from games").fetchone()[0])
+    except sqlite3.OperationalError:  # the tables are not there yet
+        return 0
+
+
+def start_command(db: Path, env: dict[str, str], cwd: Path) -> subprocess.Popen[str]:
+    return subprocess.Popen(
+        [*COMMAND, *ARGS, "--db", f"sqlite:///{db}"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=env,
+        cwd=cwd,
+    )
+
+
+def stop_when_some_are_stored(proc: subprocess.Popen[str], db: Path, how: int) -> None:
+    deadline = time.monotonic() + 120
+    while count_games(db) < 10:
+        assert proc.poll() is None, proc.communicate()
+        assert time.monotonic() < deadline, "no games stored in two minutes"
+        time.sleep(0.05)
+    proc.send_signal(how)
+
+
+@pytest.fixture(scope="module")
+def command_env(faulty_site: Path) -> dict[str, str]:
+    """The environment for a real ``arena`` process that sees the faulty test bots."""
+    path = os.pathsep.join(p for p in (str(faulty_site), os.environ.get("PYTHONPATH")) if p)
+    return {**os.environ, "PYTHONPATH": path}
+
+
+@pytest.fixture(scope="module")
+def uninterrupted(command_env: dict[str, str], tmp_path_factory: pytest.TempPathFactory) -> Store:
+    """The database of the command run once from start to end."""
+    where = tmp_path_factory.mktemp("whole")
+    db = where / "whole.db"
+    done = subprocess.run(
+        [*COMMAND, *ARGS, "--db", f"sqlite:///{db}"],
+        capture_output=True,
+        text=True,
+        env=command_env,
+        cwd=where,
+        timeout=300,
+    )
+    assert done.returncode == 0, done.stderr
+    assert "sleeper[seconds=0.01]" in done.stdout  # the leaderboard
+    return Store(f"sqlite:///{db}")
+
+
+@pytest.mark.parametrize("how", [signal.SIGKILL, signal.SIGINT], ids=["kill-9", "ctrl-c"])
+def test_killed_command_resumes_to_the_uninterrupted_records(
+    command_env: dict[str, str], uninterrupted: Store, tmp_path: Path, how: int
+) -> None:
+    parts = tmp_path / "parts.db"
+    proc = start_command(parts, command_env, tmp_path)
+    stop_when_some_are_stored(proc, parts, how)
+    _, err = proc.communicate(timeout=60)
+    if how == signal.SIGINT:
+        assert proc.returncode == 130, err
+        assert "interrupted" in err and "--resume 1" in err
+    else:
+        assert proc.returncode == -signal.SIGKILL
+    kept = count_games(parts)
+    assert 10 <= kept < 180
+    resumed = subprocess.run(
+        [*COMMAND, *ARGS, "--db", f"sqlite:///{parts}"],
+        capture_output=True,
+        text=True,
+        env=command_env,
+        cwd=tmp_path,
+        timeout=300,
+    )
+    assert resumed.returncode == 0, resumed.stderr
+    assert f"{180 - kept} games played" in resumed.stderr
+    store = Store(f"sqlite:///{parts}")
+    assert len(stored(store, 1)) == 180
+    assert stored(store, 1) == stored(uninterrupted, 1)
+    assert store.status(1) == "finished"
+
+
+# --- reading the stored tournament ----------------------------------------------------------
+
+
+def cli(*args: str) -> Any:
+    from click.testing import CliRunner
+
+    from arena.cli import cli as group
+
+    return CliRunner().invoke(group, list(args))
+
+
+def test_leaderboard_json_rows(uninterrupted: Store) -> None:
+    result = cli("leaderboard", "--json", "--db", uninterrupted.url)
+    assert result.exit_code == 0, result.output
+    rows = json.loads(result.output)
+    keys = {"bot", "elo", "elo_lo", "elo_hi", "games", "wins", "draws", "losses", "score"}
+    keys |= {"score_lo", "score_hi", "faults"}
+    assert {r["bot"] for r in rows} == {"honest", "uniform", "sleeper[seconds=0.01]"}
+    for row in rows:
+        assert keys <= set(row)
+        assert row["games"] == 120  # 2 opponents x 30 decks x 2 seatings
+        assert row["wins"] + row["draws"] + row["losses"] == row["games"]
+        assert row["elo_lo"] < row["elo"] < row["elo_hi"]
+    assert sum(r["elo"] for r in rows) / 3 == pytest.approx(1500)
+    anchored = json.loads(
+        cli("leaderboard", "--json", "--anchor", "uniform=1000", "--db", uninterrupted.url).output
+    )
+    by_bot = {r["bot"]: r for r in anchored}
+    assert by_bot["uniform"]["elo"] == pytest.approx(1000)
+    gap = {r["bot"]: r["elo"] for r in rows}
+    assert by_bot["honest"]["elo"] - 1000 == pytest.approx(gap["honest"] - gap["uniform"])
+
+
+def test_report_text_html_and_json(uninterrupted: Store, tmp_path: Path) -> None:
+    text = cli("report", "--db", uninterrupted.url)
+    assert text.exit_code == 0, text.output
+    assert "head to head" in text.output and "random:30:4" in text.output
+    page = tmp_path / "report.html"
+    done = cli("report", "--html", str(page), "--db", uninterrupted.url)
+    assert done.exit_code == 0, done.output
+    html = page.read_text()
+    assert "<svg" in html and "sleeper[seconds=0.01]" in html
+    assert "<script src" not in html and 'href="http' not in html
+    data = json.loads(cli("report", "--json", "--db", uninterrupted.url).output)
+    assert data["games"] == 180
+
+
+def test_replay_prints_a_stored_game(uninterrupted: Store) -> None:
+    game = uninterrupted.stored_games(1)[0]
+    result = cli("replay", str(game.id), "--db", uninterrupted.url)
+    assert result.exit_code == 0, result.output
+    lines = result.output.splitlines()
+    assert lines[0].startswith(f"game {game.id} of tournament 1 ({game.key})")
+    assert lines[1:] == game.record.log_lines()
+    data = json.loads(cli("replay", str(game.id), "--json", "--db", uninterrupted.url).output)
+    assert data["key"] == game.key and data["actions"] == [list(a) for a in game.record.actions]
+
+
+@pytest.mark.parametrize(
+    ("args", "needle"),
+    [
+        (("replay", "999999"), "no game with id 999999"),
+        (("leaderboard", "--tournament", "42"), "no tournament with id 42"),
+        (("leaderboard", "--anchor", "uniform"), "BOT=RATING"),
+        (("leaderboard", "--anchor", "nobody=1000"), "nobody"),
+        (("tournament", "--resume", "1", "--bots", "honest,uniform"), "--bots"),
+    ],
+)
+def test_database_commands_reject_bad_input(
+    uninterrupted: Store, args: tuple[str, ...], needle: str
+) -> None:
+    proc = subprocess.run(
+        [*COMMAND, *args, "--db", uninterrupted.url], capture_output=True, text=True, timeout=60
+    )
+    assert proc.returncode == 2, proc.stderr
+    assert needle in proc.stderr
+    assert len(proc.stderr.strip().splitlines()) == 1, proc.stderr
+
+
+def test_empty_database_has_no_leaderboard(tmp_path: Path) -> None:
+    proc = subprocess.run(
+        [*COMMAND, "leaderboard", "--db", f"sqlite:///{tmp_path}/empty.db"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert proc.returncode == 2
+    assert "no tournament stored" in proc.stderr
