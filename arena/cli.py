@@ -296,7 +296,8 @@ def bots(sandbox: str, as_json: bool) -> None:
 )
 @json_option
 def bench(only: tuple[str, ...], seconds: float, as_json: bool) -> None:
-    """Measure the project's speed figures on one core."""
+    """Measure the project's speed figures (each on one core, except tournament_games_per_s,
+    which uses every core)."""
     from arena.bench import BENCHMARKS, machine, run
 
     unknown = [k for k in only if k not in BENCHMARKS]

@@ -10,6 +10,7 @@ and started again ends with the records of an uninterrupted run. See ``docs/tour
 
 from __future__ import annotations
 
+import math
 import time
 from collections import deque
 from collections.abc import Callable, Sequence
@@ -338,7 +339,9 @@ def run_tournament(
                 else:
                     number = next_block
                     next_block += 1
-                    blocks[number] = tuple(pending[cursor : cursor + size])
+                    # near the end, smaller blocks so that no worker is left idle for long
+                    share = math.ceil((len(pending) - cursor) / (2 * (pool.idle + pool.busy)))
+                    blocks[number] = tuple(pending[cursor : cursor + min(size, share)])
                     cursor += len(blocks[number])
                 games = blocks[number]
                 pool.submit(BlockTask(number, games, ledger.known_counts(games[0].index)))

@@ -19,7 +19,8 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from sqlalchemy import Engine, create_engine, event, func, select
+import orjson
+from sqlalchemy import Engine, create_engine, event, func, insert, select
 from sqlalchemy.engine import URL, make_url
 from sqlalchemy.exc import ArgumentError, IntegrityError, NoSuchModuleError, SQLAlchemyError
 from sqlalchemy.orm import Session, sessionmaker
@@ -207,6 +208,7 @@ class Store:
             engine = create_engine(
                 parsed,
                 connect_args={"timeout": SQLITE_BUSY_SECONDS} if sqlite else {},
+                json_serializer=_to_json,
             )
         except NoSuchModuleError:
             raise StoreError(
@@ -430,6 +432,7 @@ class Store:
                     select(Deck.position, Deck.id).where(Deck.tournament_id == tournament_id)
                 ).all()
             )
+            rows: list[dict[str, Any]] = []
             for key, position, rotation, record in games:
                 if key in seen:
                     continue
@@ -443,26 +446,27 @@ class Store:
                     deck_id = decks[position]
                 data = record.to_json()
                 try:  # the same check on every database, before any driver sees the row
-                    json.dumps(data)
+                    _to_json(data)
                 except (TypeError, ValueError) as exc:
                     raise StoreError(
                         f"game {key!r}: record is not JSON-serialisable: {exc}"
                     ) from None
-                session.add(
-                    Game(
-                        tournament_id=tournament_id,
-                        key=key,
-                        deck_id=deck_id,
-                        rotation=rotation,
-                        seats=data["seats"],
-                        winners=data["winners"],
-                        end_reason=data["end_reason"],
-                        record=data,
-                        times=data["times"],
-                        faults=data["faults"],
-                    )
+                rows.append(
+                    {
+                        "tournament_id": tournament_id,
+                        "key": key,
+                        "deck_id": deck_id,
+                        "rotation": rotation,
+                        "seats": data["seats"],
+                        "winners": data["winners"],
+                        "end_reason": data["end_reason"],
+                        "record": data,
+                        "times": data["times"],
+                        "faults": data["faults"],
+                    }
                 )
-                session.flush()
+            if rows:  # one multi-row insert: several times faster than one ORM flush a game
+                session.execute(insert(Game), rows)
             self._tournament(session, tournament_id).updated = utcnow()
 
     def keyed_games(self, tournament_id: int) -> list[tuple[str, GameRecord]]:
@@ -541,6 +545,12 @@ class Store:
                 .limit(1)
             ).one_or_none()
         return None if row is None else (row[0], row[1])
+
+
+def _to_json(value: Any) -> str:
+    """JSON text of ``value`` (orjson: several times faster than the standard library on game
+    records; raises ``TypeError`` for what JSON cannot hold)."""
+    return orjson.dumps(value).decode()
 
 
 def _sqlite_pragmas(dbapi_connection: Any, _record: Any) -> None:
