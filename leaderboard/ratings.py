@@ -110,7 +110,8 @@ class Ratings:
 
     ``ridge`` is the penalty actually used (0.0 for a plain maximum-likelihood fit), ``units``
     the number of independent clusters behind the intervals, ``anchor`` the entrant pinned at
-    1500 (``None`` when the mean is 1500).
+    ``base`` (``None`` when the mean is ``base``), ``base`` 1500 unless the fit was asked for
+    another.
 
     ``covariance`` is the cluster-robust covariance of the mean-zero strengths (natural-log
     units, rows and columns in the order of ``names``, which is sorted), or ``None`` when it
@@ -126,6 +127,7 @@ class Ratings:
     units: int
     names: tuple[str, ...] = ()
     covariance: tuple[tuple[float, ...], ...] | None = field(default=None, repr=False)
+    base: float = BASE_ELO
 
     def __getitem__(self, name: str) -> Rating:
         """Return the rating of entrant ``name`` (``KeyError`` if absent)."""
@@ -193,6 +195,7 @@ class Ratings:
 
         return {
             "anchor": self.anchor,
+            "base": self.base,
             "ridge": self.ridge,
             "games": self.games,
             "units": self.units,
@@ -439,7 +442,7 @@ def fit_ratings(
     if not ordered:
         if anchor is not None:
             raise ValueError(f"anchor {anchor!r} played no games")
-        return Ratings((), anchor, 0.0, 0, 0)
+        return Ratings((), anchor, 0.0, 0, 0, base=base)
     d = _design(ordered)
     if anchor is not None and anchor not in d.names:
         raise ValueError(f"anchor {anchor!r} played no games")
@@ -477,7 +480,7 @@ def fit_ratings(
     out.sort(key=lambda r: (-r.elo, r.name))
     covariance = None if cov is None else tuple(tuple(float(x) for x in row) for row in cov)
     return Ratings(
-        tuple(out), anchor, float(ridge), len(ordered), d.n_clusters, d.names, covariance
+        tuple(out), anchor, float(ridge), len(ordered), d.n_clusters, d.names, covariance, base
     )
 
 

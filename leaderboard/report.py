@@ -119,9 +119,9 @@ def _fit_notes(standings: Standings) -> list[str]:
         f"95% intervals are cluster-robust with the deck as the unit ({fit.units} units)."
     ]
     if fit.anchor is not None:
-        notes.append(f"The scale is anchored: {fit.anchor} is 1500.")
+        notes.append(f"The scale is anchored: {fit.anchor} is {fit.base:g}.")
     else:
-        notes.append("The scale is centred: the mean rating is 1500.")
+        notes.append(f"The scale is centred: the mean rating is {fit.base:g}.")
     if fit.units < 2 and fit.games:
         notes.append("Fewer than two units: rating intervals are unbounded (shown as ?).")
     if fit.ridge > 0:
@@ -219,7 +219,7 @@ def elo_plot_svg(standings: Standings) -> str:
         fig = Figure(figsize=(7.5, 0.9 + 0.3 * len(rated)), layout="constrained")
         ax = fig.add_subplot()
         ys = list(range(len(rated)))
-        centre = 1500.0
+        centre = standings.ratings.base
         ax.axvline(centre, color="#999999", linewidth=0.8, linestyle="--", zorder=0)
         for y, s in zip(ys, rated, strict=True):
             assert s.elo is not None
@@ -368,7 +368,8 @@ draws shared wins. Faults exclude forfeits after a disqualification (DQ).</p>
 <h2>Ratings</h2>
 <figure>
 {{ plot }}
-<figcaption>Elo ratings with 95% intervals, best first. The dashed line is 1500
+<figcaption>Elo ratings with 95% intervals, best first. The dashed line is
+{{ "%g" | format(standings.ratings.base) }}
 ({{ "the anchor" if standings.ratings.anchor else "the mean rating" }}).
 A hollow point has no interval.</figcaption>
 </figure>
@@ -657,7 +658,7 @@ def render_html(detail: TournamentDetail, games: Sequence[StoredGame], standings
 def _fit_summary(standings: Standings) -> str:
     """One line on the rating fit: games, units, ridge, anchor."""
     fit = standings.ratings
-    anchor = f"anchor {fit.anchor} = 1500" if fit.anchor else "mean 1500"
+    anchor = f"anchor {fit.anchor} = {fit.base:g}" if fit.anchor else f"mean {fit.base:g}"
     return (
         f"{fit.games} games, {fit.units} deck units, ridge {fit.ridge:g}, {anchor}, 95% intervals"
     )
