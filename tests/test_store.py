@@ -186,6 +186,30 @@ def test_records_round_trip(store: Store) -> None:
     assert store.tournaments()[0].games == 4
 
 
+def test_stored_games_tournament_detail_and_one_game(store: Store) -> None:
+    with pytest.raises(StoreError, match="no tournament stored"):
+        store.tournament()
+    tid = start(store)
+    a, b = play(1), play(2)
+    store.record_block(tid, [("k1", 1, 0, a), ("k2", None, 1, b)])
+    games = store.stored_games(tid)
+    assert [(g.key, g.deck, g.rotation, g.record) for g in games] == [
+        ("k1", 1, 0, a),
+        ("k2", None, 1, b),
+    ]
+    assert store.game(games[1].id) == (tid, games[1])
+    with pytest.raises(StoreError, match="no game with id 9999"):
+        store.game(9999)
+    detail = store.tournament()
+    assert detail == store.tournament(tid)
+    assert (detail.id, detail.name, detail.status, detail.seed) == (tid, "test", "running", 7)
+    assert detail.configuration == CONFIG
+    assert detail.entrants == ENTRANTS
+    assert detail.decks == DECKS
+    with pytest.raises(StoreError, match="no tournament with id 99"):
+        store.tournament(99)
+
+
 def test_record_block_is_idempotent(store: Store) -> None:
     tid = start(store)
     a, b, c = play(1), play(2), play(3)
