@@ -157,6 +157,72 @@ def dp_states(seconds: float) -> float:
     return float(build_table().states)
 
 
+#: The 2-player classic opening position of the search benchmarks: Countess set aside, Guard,
+#: Handmaid and Prince face up; seat 0 holds a Guard and draws a Baron (8 legal actions), seat 1
+#: holds the King.
+SEARCH_BENCH_DECK = (7, 1, 4, 5, 1, 6, 3, 1, 1, 1, 2, 2, 3, 4, 5, 8)
+
+
+def _search_iterations_per_s(name: str, seconds: float) -> float:
+    """MCTS iterations per second of whole decisions (tree allocation, determinizations and the
+    vote included) of the search bot ``name`` with its default parameters, from seat 0 of
+    :data:`SEARCH_BENCH_DECK`: its ``iterations`` (times its ``determinizations``, if any) per
+    decision."""
+    import numpy as np
+
+    from arena.engine.rng import new_rng
+    from arena.game import Game
+    from bots.dispatch import decide
+    from bots.policy import POLICIES, policy_table
+
+    info = POLICIES[name]
+    params = info.param_array()
+    per_decision = int(info.params["iterations"]) * int(info.params.get("determinizations", 1))
+    table = policy_table(info)
+    obs = Game(2, "classic", deck=SEARCH_BENCH_DECK).observation(0)
+    view = obs.to_view()
+    legal = np.asarray(obs.legal_packed(), dtype=np.int32)
+    rng = new_rng(1)
+    decide(info.policy_id, view, legal, len(legal), rng, params, table)  # compile or load
+
+    def step() -> int:
+        decide(info.policy_id, view, legal, len(legal), rng, params, table)
+        return per_decision
+
+    return _repeat_until(seconds, step)
+
+
+def ismcts_iterations_per_s(seconds: float) -> float:
+    """SO-ISMCTS iterations per second (``ismcts``, 1000 iterations per decision, one new
+    determinization each) in a 2-player classic opening position."""
+    return _search_iterations_per_s("ismcts", seconds)
+
+
+def pimc_iterations_per_s(seconds: float) -> float:
+    """PIMC iterations per second (``pimc``: 50 determinizations of 160 UCT iterations per
+    decision) in a 2-player classic opening position."""
+    return _search_iterations_per_s("pimc", seconds)
+
+
+def montecarlo_ms_per_round(seconds: float) -> float:
+    """Milliseconds per whole 2-player classic round of ``montecarlo`` (default parameters: 1000
+    playouts per option) against ``random`` in the simulator, seat 0 first (Huibers' thesis: one
+    million such rounds in 181 minutes, 10.9 ms each)."""
+    from bots.simulate import simulate
+
+    bots = ["montecarlo", "random"]
+    simulate(bots, 2, "classic", seed=0)  # compile or load
+    rounds = 0
+    spent = 0.0
+    seed = 0
+    while spent < seconds:
+        seed += 1
+        result = simulate(bots, 50, "classic", seed=seed)
+        rounds += result.games
+        spent += result.games / result.rounds_per_s
+    return 1000.0 * spent / rounds
+
+
 #: The simple reference bots (no search) that ``tournament_games_per_s`` plays.
 SIMPLE_BOTS = ("random", "strategic", "knowledge", "greedy", "riskmatrix")
 
@@ -227,6 +293,9 @@ BENCHMARKS: dict[str, Benchmark] = {
         ),
         Benchmark("dp_build_seconds", dp_build_seconds, "s", "<= 1.0"),
         Benchmark("dp_states", dp_states, "states", ""),
+        Benchmark("montecarlo_ms_per_round", montecarlo_ms_per_round, "ms", "<= 5"),
+        Benchmark("ismcts_iterations_per_s", ismcts_iterations_per_s, "iterations/s", ">= 100,000"),
+        Benchmark("pimc_iterations_per_s", pimc_iterations_per_s, "iterations/s", ">= 100,000"),
         Benchmark(
             "tournament_games_per_s",
             tournament_games_per_s,

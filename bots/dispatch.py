@@ -7,8 +7,23 @@ from numba import njit
 
 from bots.dp import dp_policy
 from bots.greedy import greedy_policy
+from bots.ismcts import ismcts_policy
 from bots.knowledge import knowledge_policy
-from bots.policy import DP, GREEDY, KNOWLEDGE, RANDOM, RISKMATRIX, STRATEGIC
+from bots.minimax import minimax_policy
+from bots.montecarlo import montecarlo_policy
+from bots.pimc import pimc_policy
+from bots.policy import (
+    DP,
+    GREEDY,
+    ISMCTS,
+    KNOWLEDGE,
+    MINIMAX,
+    MONTECARLO,
+    PIMC,
+    RANDOM,
+    RISKMATRIX,
+    STRATEGIC,
+)
 from bots.random_player import random_policy
 from bots.riskmatrix import riskmatrix_policy
 from bots.strategic import strategic_policy
@@ -38,4 +53,12 @@ def decide(
         return riskmatrix_policy(view, legal, nlegal, rng, params)
     if policy_id == DP:
         return dp_policy(view, legal, nlegal, rng, params, table)
+    if policy_id == MINIMAX:
+        return minimax_policy(view, legal, nlegal, rng, params)
+    if policy_id == MONTECARLO:
+        return montecarlo_policy(view, legal, nlegal, rng, params)
+    if policy_id == PIMC:
+        return pimc_policy(view, legal, nlegal, rng, params)
+    if policy_id == ISMCTS:
+        return ismcts_policy(view, legal, nlegal, rng, params)
     return -1

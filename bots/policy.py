@@ -27,6 +27,10 @@ KNOWLEDGE = 2
 GREEDY = 3
 RISKMATRIX = 4
 DP = 5
+MONTECARLO = 6
+MINIMAX = 7
+PIMC = 8
+ISMCTS = 9
 
 
 @dataclass(frozen=True)
@@ -37,7 +41,7 @@ class PolicyInfo:
 
     name: str
     policy_id: int
-    params: dict[str, float]
+    params: dict[str, float | int]
     description: str
     variants: tuple[str, ...] | None = None
     players: tuple[int, ...] | None = None
@@ -83,6 +87,39 @@ POLICIES: dict[str, PolicyInfo] = {
             variants=("huibers",),
             players=(2,),
             needs_table=True,
+        ),
+        PolicyInfo(
+            "montecarlo",
+            MONTECARLO,
+            {"playouts": 1000},
+            "Huibers 2016 3.1.2: each option tried in random playouts, the most wins played",
+            variants=("classic", "huibers"),
+            players=(2, 3, 4),
+        ),
+        PolicyInfo(
+            "minimax",
+            MINIMAX,
+            {"determinizations": 100, "depth": 0},
+            "Omarov et al. 2018: determinized minimax, each sampled deal searched to the end, "
+            "a vote",
+            variants=("classic", "huibers"),
+            players=(2, 3, 4),
+        ),
+        PolicyInfo(
+            "pimc",
+            PIMC,
+            {"determinizations": 50, "iterations": 160, "c": 0.7, "seconds": 0.0},
+            "Omarov et al. 2018: PIMC, a UCT tree per sampled deal, the trees' majority vote",
+            variants=("classic", "huibers"),
+            players=(2, 3, 4),
+        ),
+        PolicyInfo(
+            "ismcts",
+            ISMCTS,
+            {"iterations": 1000, "c": 0.7, "seconds": 0.0},
+            "Cowling et al. 2012 / Omarov et al. 2018: SO-ISMCTS, one tree over information sets",
+            variants=("classic", "huibers"),
+            players=(2, 3, 4),
         ),
     )
 }

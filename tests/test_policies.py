@@ -22,6 +22,15 @@ CONFIGS = [("classic", 2), ("classic", 3), ("classic", 4), ("huibers", 2)]
 NAMES = list(POLICIES)
 
 
+def quick_bot(name: str):
+    """The bot ``name`` with every count parameter (playouts, iterations, determinizations...)
+    cut to at most 8: these tests check legality and one-decision identity over thousands of
+    positions, not strength, and the search bots' defaults would take minutes."""
+    info = POLICIES[name]
+    small = {k: min(v, 8) for k, v in info.params.items() if isinstance(v, int) and v > 8}
+    return policy_bot(name)(**small)
+
+
 def random_positions(variant: str, players: int, rounds: int, seed: int):
     """(game, seat) at every decision of ``rounds`` rounds of uniformly random play."""
     rng = random.Random(seed)
@@ -35,7 +44,7 @@ def random_positions(variant: str, players: int, rounds: int, seed: int):
 @pytest.mark.parametrize("name", NAMES)
 @pytest.mark.parametrize(("variant", "players"), CONFIGS)
 def test_policy_bots_answer_legal_actions_only(name: str, variant: str, players: int) -> None:
-    bot = policy_bot(name)()
+    bot = quick_bot(name)
     bot.reset(7)
     seen = 0
     for game, seat in random_positions(variant, players, 150, seed=players):
@@ -49,7 +58,7 @@ def test_policy_bots_answer_legal_actions_only(name: str, variant: str, players:
 def test_act_and_the_policy_on_the_engine_view_are_one_decision(name: str) -> None:
     """On thousands of recorded observations, the bot's act (observation -> view round trip) and
     the compiled policy on the engine's own view, with equally seeded generators, agree."""
-    bot = policy_bot(name)()
+    bot = quick_bot(name)
     params = bot.params
     count = 0
     for variant, players in CONFIGS:

@@ -1,0 +1,146 @@
+"""``pimc``: Perfect Information Monte Carlo, as Omarov et al. 2018 describe it for Love Letter.
+
+For each of ``determinizations`` samples of the hidden cards
+(:func:`bots.determinize.determinize`), a separate perfect-information UCT tree is searched over
+the determinized state for ``iterations`` iterations: the deck order is fixed by the sample, so
+the only branching left is the players' actions. Selection is UCB1 ``mean + c * sqrt(ln(n) /
+visits)`` with ``n`` the parent's visits, expansion adds one untried action chosen uniformly,
+rollouts are the ``random`` bot in every seat (:func:`bots.playout.random_playout_with`), and every
+node scores the share of the round won by the seat that plays its action (max-n). Each tree then
+votes for its most visited root action; the action with the most votes is played (ties: the most
+root visits over all trees, then the first in the legal order).
+
+``params``: ``determinizations`` (50), ``iterations`` (160), ``c`` (0.7), ``seconds`` (0: off;
+otherwise determinizations go on until that much time has passed, each still searched for
+``iterations`` iterations). docs/mcts.md gives the interpretation choices.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+from arena.engine.layout import S_NPLAYERS, STATE_SIZE, V_SEAT, VIEW_SIZE
+from bots.determinize import determinize
+from bots.mcts_tree import (
+    F_ACTION,
+    F_CHILD,
+    F_SIBLING,
+    F_VISITS,
+    backpropagate,
+    best_child,
+    clock,
+    descend,
+    new_scratch,
+    new_tree,
+    reset_tree,
+)
+from bots.playout import random_playout_with, share
+
+
+@njit(cache=True)
+def uct_search(
+    root: np.ndarray,
+    seat: int,
+    rng: np.ndarray,
+    nodes: np.ndarray,
+    value: np.ndarray,
+    iterations: int,
+    c: float,
+    state: np.ndarray,
+    scratch_view: np.ndarray,
+    acts: np.ndarray,
+    childof: np.ndarray,
+    path: np.ndarray,
+    shares: np.ndarray,
+    ev: np.ndarray,
+) -> int:
+    """Plain UCT on the full (perfect-information) engine state ``root``, searched for ``seat``
+    (the seat to move): ``iterations`` iterations into the tree ``nodes``/``value`` (reset here;
+    capacity at least ``iterations + 1``). ``state`` (:data:`STATE_SIZE`), ``scratch_view``
+    (:data:`VIEW_SIZE`) and the rest (:func:`bots.mcts_tree.new_scratch`) are work buffers.
+    Returns the node count."""
+    nplayers = root[S_NPLAYERS]
+    count = reset_tree(nodes, value)
+    for _ in range(iterations):
+        for i in range(STATE_SIZE):
+            state[i] = root[i]
+        depth, count = descend(nodes, value, count, state, rng, c, False, acts, childof, path, ev)
+        random_playout_with(state, rng, seat, scratch_view, acts, ev)
+        for s in range(nplayers):
+            shares[s] = share(state, s)
+        backpropagate(nodes, value, path, depth, shares)
+    return count
+
+
+@njit(cache=True)
+def pimc_search(
+    view: np.ndarray,
+    rng: np.ndarray,
+    legal: np.ndarray,
+    nlegal: int,
+    determinizations: int,
+    iterations: int,
+    c: float,
+    seconds: float,
+    votes: np.ndarray,
+    visits: np.ndarray,
+) -> int:
+    """Run PIMC from the deciding seat's ``view``: add to ``votes[i]`` one vote for each tree
+    whose most visited root action is ``legal[i]``, and to ``visits[i]`` that action's root visits
+    in every tree. Returns the determinizations searched: ``determinizations``, or with
+    ``seconds > 0`` as many as fit in that time (at least one)."""
+    me = view[V_SEAT]
+    nodes, value = new_tree(iterations + 1)
+    acts, childof, path, shares, ev = new_scratch()
+    root = np.empty(STATE_SIZE, dtype=np.int32)
+    state = np.empty(STATE_SIZE, dtype=np.int32)
+    pview = np.zeros(VIEW_SIZE, dtype=np.int32)
+    timed = seconds > 0.0
+    stop = clock() + seconds if timed else 0.0
+    done = 0
+    while True:
+        determinize(view, rng, root)
+        uct_search(
+            root, me, rng, nodes, value, iterations, c, state, pview, acts, childof, path,
+            shares, ev,
+        )  # fmt: skip
+        best = best_child(nodes, value, 0)
+        ch = nodes[0, F_CHILD]
+        while ch >= 0:
+            a = nodes[ch, F_ACTION]
+            for i in range(nlegal):
+                if legal[i] == a:
+                    visits[i] += nodes[ch, F_VISITS]
+                    if ch == best:
+                        votes[i] += 1
+                    break
+            ch = nodes[ch, F_SIBLING]
+        done += 1
+        if timed:
+            if clock() >= stop:
+                return done
+        elif done >= determinizations:
+            return done
+
+
+@njit(cache=True)
+def pimc_policy(
+    view: np.ndarray, legal: np.ndarray, nlegal: int, rng: np.ndarray, params: np.ndarray
+) -> int:
+    """PIMC's choice among ``legal[:nlegal]``: the majority vote of ``params[0]`` UCT trees of
+    ``params[1]`` iterations with ``c = params[2]`` (``params[3]``: seconds, 0 off)."""
+    if nlegal == 1:
+        return legal[0]
+    determinizations = max(1, int(params[0]))
+    iterations = max(1, int(params[1]))
+    votes = np.zeros(nlegal, dtype=np.int64)
+    visits = np.zeros(nlegal, dtype=np.int64)
+    pimc_search(
+        view, rng, legal, nlegal, determinizations, iterations, params[2], params[3], votes, visits
+    )
+    best = 0
+    for i in range(1, nlegal):
+        if votes[i] > votes[best] or (votes[i] == votes[best] and visits[i] > visits[best]):
+            best = i
+    return legal[best]

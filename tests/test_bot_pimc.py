@@ -1,0 +1,256 @@
+"""The ``pimc`` bot (Perfect Information Monte Carlo, Omarov et al. 2018): legal answers
+everywhere, the obvious win found in hand-built deals, the per-deal UCT tree on full engine
+states, the vote, the time budget, and its strength against the random player.
+
+Deals are written top card first (docs/rules.md): ``deck[0]`` is set aside, in a two-player
+``classic`` round ``deck[1..3]`` lie face up, then one card per seat in seat order, then the draw
+pile. ``deal(*top)`` puts the given cards on top and the rest of the 16 below them.
+"""
+
+from __future__ import annotations
+
+import random
+import time
+from collections.abc import Iterator
+
+import numpy as np
+import pytest
+from scipy.stats import binomtest
+
+from arena.engine.layout import S_TURN, STATE_SIZE, VIEW_SIZE
+from arena.engine.rng import new_rng
+from arena.game import Action, Card, Game
+from bots.mcts_tree import (
+    F_ACTION,
+    F_AVAIL,
+    F_CHILD,
+    F_PLAYER,
+    F_SIBLING,
+    F_VISITS,
+    best_child,
+    new_scratch,
+    new_tree,
+)
+from bots.pimc import pimc_policy, pimc_search, uct_search
+from bots.policy import POLICIES, policy_bot
+from bots.simulate import simulate
+
+_ALL = [1, 1, 1, 1, 1, 2, 2, 3, 3, 4, 4, 5, 5, 6, 7, 8]
+CONFIGS = [("classic", 2), ("classic", 3), ("classic", 4), ("huibers", 2)]
+SMALL = {"determinizations": 6, "iterations": 20}
+
+
+def deal(*top: int) -> list[int]:
+    """A 16-card deck with ``top`` on top (in that order) and the other cards below."""
+    rest = list(_ALL)
+    for card in top:
+        rest.remove(card)
+    return [*top, *rest]
+
+
+def after(game: Game, *actions: str) -> Game:
+    """``game`` once ``actions`` are played."""
+    for action in actions:
+        game.play(action)
+    return game
+
+
+def choice(game: Game, seed: int = 0, **settings: float) -> Action:
+    """What ``pimc`` (default parameters unless ``settings``) plays for the seat to move."""
+    bot = policy_bot("pimc")(**settings)
+    bot.reset(seed)
+    return bot.act(game.observation(game.turn))
+
+
+def positions(variant: str, players: int, rounds: int, seed: int) -> Iterator[Game]:
+    """Every decision of ``rounds`` rounds of uniformly random play."""
+    rng = random.Random(seed)
+    for r in range(rounds):
+        game = Game(players, variant, seed=seed * 1000 + r, first=rng.randrange(players))
+        while not game.over:
+            yield game
+            game.play(rng.choice(game.legal_actions()))
+
+
+def children(nodes: np.ndarray, node: int) -> list[int]:
+    """The children of ``node``."""
+    out = []
+    ch = int(nodes[node, F_CHILD])
+    while ch >= 0:
+        out.append(ch)
+        ch = int(nodes[ch, F_SIBLING])
+    return out
+
+
+def uct(state: np.ndarray, iterations: int, seed: int) -> tuple[np.ndarray, np.ndarray, int]:
+    """One perfect-information UCT search (``c`` = 0.7) on the full engine state ``state``."""
+    nodes, value = new_tree(iterations + 1)
+    acts, childof, path, shares, ev = new_scratch()
+    count = uct_search(
+        state, int(state[S_TURN]), new_rng(seed), nodes, value, iterations, 0.7,
+        np.empty(STATE_SIZE, dtype=np.int32), np.zeros(VIEW_SIZE, dtype=np.int32),
+        acts, childof, path, shares, ev,
+    )  # fmt: skip
+    return nodes, value, count
+
+
+# --- registration ---------------------------------------------------------------------------------
+
+
+def test_registered_with_the_papers_parameters() -> None:
+    info = POLICIES["pimc"]
+    assert info.params == {"determinizations": 50, "iterations": 160, "c": 0.7, "seconds": 0.0}
+    assert info.variants == ("classic", "huibers") and info.players == (2, 3, 4)
+
+
+# --- legal answers --------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(("variant", "players"), CONFIGS)
+def test_answers_legal_actions_only(variant: str, players: int) -> None:
+    bot = policy_bot("pimc")(**SMALL)
+    bot.reset(3)
+    seen = 0
+    for game in positions(variant, players, 40, seed=60 + players):
+        obs = game.observation(game.turn)
+        assert bot.act(obs) in obs.legal_actions
+        seen += 1
+    assert seen > 150
+
+
+def test_default_parameters_answer_legal_actions_in_every_configuration() -> None:
+    bot = policy_bot("pimc")()
+    for variant, players in CONFIGS:
+        for i, game in enumerate(positions(variant, players, 2, seed=80 + players)):
+            bot.reset(i)
+            obs = game.observation(game.turn)
+            assert bot.act(obs) in obs.legal_actions
+
+
+def test_same_seed_same_choice() -> None:
+    game = Game(3, "classic", seed=8)
+    assert len({choice(game, seed=5, **SMALL) for _ in range(3)}) == 1
+
+
+# --- the obvious win ------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_guard_names_the_card_it_saw_huibers(seed: int) -> None:
+    # Seat 0 looks at seat 1's Baron; seat 1 plays the Countess and keeps the Baron; seat 0 then
+    # holds Handmaid and Guard: the Guard naming the Baron wins the round.
+    game = after(Game(2, "huibers", deck=deal(8, 2, 3, 4, 7, 1)), "Priest->1", "Countess")
+    assert game.hand(0) == (Card.HANDMAID, Card.GUARD)
+    assert choice(game, seed) == Action.from_str("Guard->1:Baron")
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_guard_names_the_card_it_saw_classic(seed: int) -> None:
+    # Face up Handmaid, Handmaid, Prince. Seat 0 (Priest) draws the Countess and sees seat 1's
+    # Baron; seat 1 draws a Guard and misses with it; seat 0 draws a Guard.
+    game = after(
+        Game(2, "classic", deck=deal(8, 4, 4, 5, 2, 3, 7, 1)), "Priest->1", "Guard->0:King"
+    )
+    assert game.hand(0) == (Card.COUNTESS, Card.GUARD)
+    assert choice(game, seed) == Action.from_str("Guard->1:Baron")
+
+
+@pytest.mark.parametrize("variant", ["classic", "huibers"])
+def test_baron_with_the_princess_against_a_known_guard(variant: str) -> None:
+    # Seat 0 (Priest) draws the Princess and sees seat 1's Guard; seat 1 draws the Countess and
+    # plays it; seat 0 draws a Baron: Baron (keeping the Princess) beats the Guard for certain.
+    top = (4, 1, 1, 1) if variant == "classic" else (4,)
+    game = after(Game(2, variant, deck=deal(*top, 2, 1, 8, 7, 3)), "Priest->1", "Countess")
+    assert game.hand(0) == (Card.PRINCESS, Card.BARON)
+    assert choice(game) == Action.from_str("Baron->1")
+
+
+# --- one perfect-information tree -----------------------------------------------------------------
+
+
+def test_uct_on_the_true_state_sees_the_hidden_card() -> None:
+    """On the full state (what PIMC searches after a determinization), seat 1's Priest is
+    visible: the tree's most visited root action is the Guard naming it, although seat 0 never
+    looked (its Guard against an unknown card would otherwise name anything)."""
+    game = Game(2, "huibers", deck=deal(8, 1, 2, 4))
+    assert game.hand(0) == (Card.GUARD, Card.HANDMAID) and game.hand(1) == (Card.PRIEST,)
+    nodes, value, _ = uct(game.state, 200, seed=1)
+    best = best_child(nodes, value, 0)
+    assert Action.from_int(int(nodes[best, F_ACTION])) == Action.from_str("Guard->1:Priest")
+    assert value[best] == nodes[best, F_VISITS]  # it wins every time
+
+
+@pytest.mark.parametrize(("variant", "players"), CONFIGS)
+def test_uct_tree_invariants(variant: str, players: int) -> None:
+    """Root visits sum to the iterations; every legal action is a root child; one node per
+    iteration at most; in a perfect-information tree all children of a node are played by the
+    same seat (the deck order is fixed, so the state after an action sequence is too)."""
+    game = Game(players, variant, seed=23)
+    iterations = 300
+    nodes, value, count = uct(game.state, iterations, seed=2)
+    root = children(nodes, 0)
+    assert int(nodes[0, F_VISITS]) == iterations
+    assert sum(int(nodes[ch, F_VISITS]) for ch in root) == iterations
+    assert {int(nodes[ch, F_ACTION]) for ch in root} == set(game.legal_packed())
+    assert count <= iterations + 1
+    for node in range(1, count):
+        visits = int(nodes[node, F_VISITS])
+        assert 1 <= visits <= int(nodes[node, F_AVAIL])
+        assert 0 <= value[node] <= visits
+        kids = children(nodes, node)
+        assert sum(int(nodes[ch, F_VISITS]) for ch in kids) <= visits
+        assert len({int(nodes[ch, F_PLAYER]) for ch in kids}) <= 1
+
+
+def test_votes_one_per_determinization() -> None:
+    game = Game(2, "classic", seed=5)
+    view = game.view(game.turn)
+    legal = np.array(game.legal_packed(), dtype=np.int32)
+    votes = np.zeros(len(legal), dtype=np.int64)
+    visits = np.zeros(len(legal), dtype=np.int64)
+    done = pimc_search(view, new_rng(3), legal, len(legal), 12, 40, 0.7, 0.0, votes, visits)
+    assert done == 12 and votes.sum() == 12 and visits.sum() == 12 * 40
+
+
+# --- time budget ----------------------------------------------------------------------------------
+
+
+def test_time_budget_runs_determinizations_for_the_given_seconds() -> None:
+    game = Game(2, "classic", seed=5)
+    view = game.view(game.turn)
+    legal = np.array(game.legal_packed(), dtype=np.int32)
+    params = np.array([1.0, 40.0, 0.7, 0.05])
+    pimc_policy(view, legal, len(legal), new_rng(0), params)  # compile or load
+    votes = np.zeros(len(legal), dtype=np.int64)
+    visits = np.zeros(len(legal), dtype=np.int64)
+    begun = time.perf_counter()
+    done = pimc_search(view, new_rng(1), legal, len(legal), 1, 40, 0.7, 0.05, votes, visits)
+    spent = time.perf_counter() - begun
+    assert 0.05 <= spent < 0.5
+    assert done > 1 and votes.sum() == done
+
+
+# --- strength -------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(("variant", "players"), [("classic", 2), ("huibers", 2), ("classic", 4)])
+def test_beats_random_from_either_seat(variant: str, players: int) -> None:
+    """A small search (10 deals of 20 iterations) already wins more than its fair share against
+    ``random`` from the first and from the last seat (one-sided binomial tests)."""
+    fair = 1 / players
+    bots = ["random"] * (players - 1)
+    spec = "pimc[determinizations=10,iterations=20]"
+    first = simulate([spec, *bots], 300, variant, seed=51)
+    last = simulate([*bots, spec], 300, variant, seed=52)
+    for wins in (first.wins[0], last.wins[-1]):
+        assert binomtest(wins, 300, fair, alternative="greater").pvalue < 1e-3
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("variant", ["classic", "huibers"])
+def test_default_parameters_beat_random(variant: str) -> None:
+    """With the paper's parameters, more than 60% against ``random`` over both seats."""
+    first = simulate(["pimc", "random"], 1000, variant, seed=61)
+    last = simulate(["random", "pimc"], 1000, variant, seed=62)
+    wins = first.wins[0] + last.wins[1]
+    assert binomtest(wins, 2000, 0.6, alternative="greater").pvalue < 0.01
