@@ -23,7 +23,8 @@ keep the values' order and only break ties between equal shares:
   they cannot change a value.
 
 The rules are the engine's: children are made with :func:`arena.engine.rules.legal_actions` and
-:func:`arena.engine.rules.apply_action`, the result read off the state the engine ends.
+:func:`arena.engine.rules.apply_action`, and a result is the ended state's winners
+(:func:`bots.playout.share`).
 
 **Votes.** A determinization has one vote. It goes to the root moves whose value equals the best
 value found, shared equally between the distinct outcomes among them and, within one outcome,
@@ -37,7 +38,8 @@ determinizations that voted for it, then to the first in legal order.
 seat's share. Max-n (every seat maximising its own share) models the table better, but it prunes
 only shallowly and needs a rule for the choices an opponent is indifferent between; paranoid
 search keeps one scalar value, so the two-player alpha-beta applies unchanged and full-depth search
-stays affordable (Sturtevant and Korf's comparison of the two). The price is pessimism: with
+stays affordable (Sturtevant and Korf's comparison of the two); measured against ``random``, it
+was also the stronger of the two here (docs/search.md). The price is pessimism: with
 perfect information, colluding opponents often have a forced knock-out, and then every move loses;
 the "later losses" tie-break still ranks those moves (the longer the seat stays in, the more the
 real, uncolluding table can go its way).
@@ -409,8 +411,9 @@ def search_state(
 
 @njit(cache=True)
 def best_move_state(state: np.ndarray, legal: np.ndarray, nlegal: int, depth: int) -> int:
-    """The move one determinization votes for most on the full ``state`` (the first of the best
-    moves in legal order when several tie)."""
+    """The move that the search of the full ``state`` alone elects: the one determinization's vote
+    (shared between its best moves as in the module's doc) decides, equal votes go to the first in
+    legal order."""
     work, keys, leafv, acts, ev = _workspace()
     rootkids = np.empty((nlegal, STATE_SIZE), dtype=np.int32)
     cls = np.empty(nlegal, dtype=np.int64)
