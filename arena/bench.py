@@ -217,7 +217,7 @@ def montecarlo_ms_per_round(seconds: float) -> float:
     seed = 0
     while spent < seconds:
         seed += 1
-        result = simulate(bots, 50, "classic", seed=seed)
+        result = simulate(bots, 20, "classic", seed=seed)
         rounds += result.games
         spent += result.games / result.rounds_per_s
     return 1000.0 * spent / rounds

@@ -24,6 +24,7 @@ from arena.engine.layout import (
     EVENT_WIDTH,
     MAX_ACTIONS,
     PRINCESS,
+    S_HAND,
     STATE_SIZE,
     V_SEAT,
     VIEW_SIZE,
@@ -33,6 +34,18 @@ from bots.determinize import determinize, hidden_slots, redeal
 from bots.playout import WIN_UNITS, random_playout_with, win_units
 
 __all__ = ["montecarlo_policy", "option_scores"]
+
+
+@njit(cache=True)
+def _same(a: np.ndarray, b: np.ndarray) -> bool:
+    """Whether two states are equal; the hands first, where different options differ most."""
+    for j in range(S_HAND, STATE_SIZE):
+        if a[j] != b[j]:
+            return False
+    for j in range(S_HAND):
+        if a[j] != b[j]:
+            return False
+    return True
 
 
 @njit(cache=True)
@@ -53,8 +66,9 @@ def option_scores(
     determinization; options that leave the same state there (a Guard's guesses that miss) share
     one rollout from it. With ``prune``, an option is dropped as soon as it can no longer be
     chosen (its wins plus one per remaining playout cannot beat the best option's wins so far,
-    ties going to the earlier option); its score is then the wins counted until it was dropped.
-    The chosen option is the same function of the playouts' outcomes as without pruning.
+    ties going to the earlier option); its score is then the wins counted until it was dropped,
+    and once a single option is left the simulation stops (its score is partial too). The chosen
+    option is the same function of the playouts' outcomes as without pruning.
     """
     seat = view[V_SEAT]
     has_other = False
@@ -94,13 +108,7 @@ def option_scores(
             apply_action(post, legal[i], ev)
             g = -1
             for q in range(ngroups):
-                lead = after[leader[q]]
-                same = True
-                for j in range(STATE_SIZE):
-                    if lead[j] != post[j]:
-                        same = False
-                        break
-                if same:
+                if _same(after[leader[q]], post):
                     g = q
                     break
             if g < 0:
