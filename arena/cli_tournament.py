@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -128,7 +129,23 @@ def _given(ctx: click.Context, name: str) -> bool:
     "--workers",
     type=click.IntRange(min=1),
     default=None,
-    help="Worker processes (default: one per core).",
+    help="Worker processes (default: one per core); with --executor ray, Ray actors "
+    "(default: one per CPU of the cluster).",
+)
+@click.option(
+    "--executor",
+    type=click.Choice(["local", "ray"]),
+    default="local",
+    show_default=True,
+    help="Where blocks of games are played: worker processes here, or Ray actors on a Ray "
+    "cluster (docs/cluster.md; needs pip install 'loveletter-arena[ray]').",
+)
+@click.option(
+    "--ray-address",
+    metavar="ADDRESS",
+    default=None,
+    help="With --executor ray: the cluster to join (auto: the one this machine is part of, "
+    "or HOST:PORT of its head). Default: start a Ray instance on this machine.",
 )
 @click.option("--name", default=None, help="A name for a new tournament.")
 @click.option(
@@ -157,6 +174,8 @@ def tournament(
     memory_mb: int,
     max_faults: int | None,
     workers: int | None,
+    executor: str,
+    ray_address: str | None,
     name: str | None,
     resume_id: int | None,
     anchor: str | None,
@@ -177,6 +196,7 @@ def tournament(
     from arena.progress import ProgressLine
     from arena.tournament import (
         DEFAULT_MAX_FAULTS,
+        Executor,
         TournamentSpec,
         plan_resume,
         plan_tournament,
@@ -187,6 +207,12 @@ def tournament(
     from leaderboard.store import Store
 
     pinned = _parse_anchor(anchor)
+    if executor == "ray":
+        from arena.ray_executor import require_ray
+
+        require_ray()
+    elif ray_address is not None:
+        raise click.UsageError("--ray-address needs --executor ray")
     store = Store(db_url)
     if resume_id is not None:
         own = {
@@ -206,7 +232,8 @@ def tournament(
                 f"--resume ID plays a stored tournament with its own settings; {clash[0]} "
                 "cannot be given with it"
             )
-    box = _sandbox(sandbox, _hidden_paths(store.url, None if resume_id else deck_spec))
+    hide = _hidden_paths(store.url, None if resume_id else deck_spec)
+    box = _sandbox(sandbox, hide)
     catalog = load_catalog(box)
     if resume_id is not None:
         plan = plan_resume(store, resume_id, catalog)
@@ -230,18 +257,36 @@ def tournament(
     tid = start(plan, store)
     if resume_id is not None and tid != resume_id:  # pragma: no cover - fingerprint mismatch
         raise ArenaError(f"tournament {resume_id} could not be resumed (stored as {tid})")
-    count = workers or default_workers()
     setup = worker_setup(plan, box, memory_mb)
+    factory: Callable[[], Executor]
+    if executor == "ray":
+        from arena.ray_executor import RayExecutor, plan_versions
+
+        versions = plan_versions(plan)
+        where = f"Ray at {ray_address}" if ray_address else "a local Ray instance"
+        if workers:
+            where += f", {workers} actors"
+
+        def factory() -> Executor:
+            return RayExecutor(
+                setup, ray_address, workers, sandbox_mode=sandbox, hide=hide, versions=versions
+            )
+
+    else:
+        count = workers or default_workers()
+        where = f"{count} workers"
+
+        def factory() -> Executor:
+            return LocalPool(setup, count)
+
     entrants = ", ".join(e.name for e in plan.entrants)
     click.echo(
         f"tournament {tid} ({plan.name}): {len(plan.entrants)} bots ({entrants}), "
-        f"{len(plan.decks)} decks, {len(plan.schedule)} games, {count} workers",
+        f"{len(plan.decks)} decks, {len(plan.schedule)} games, {where}",
         err=True,
     )
     progress = None if quiet else ProgressLine()
-    summary = run_tournament(
-        plan, store, lambda: LocalPool(setup, count), progress, tournament_id=tid
-    )
+    summary = run_tournament(plan, store, factory, progress, tournament_id=tid)
     if progress is not None:
         progress.finish()
     stored = summary.total - summary.left
@@ -280,6 +325,8 @@ def _standings(store: Any, tournament_id: int | None, anchor: tuple[str, float] 
         )
     except ValueError as exc:
         raise click.BadParameter(str(exc), param_hint="--anchor") from None
+    except RuntimeError as exc:  # the rating fit failed: say so on one line
+        raise ArenaError(f"tournament {detail.id}: {exc}") from None
     return detail, games, standings
 
 

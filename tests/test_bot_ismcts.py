@@ -15,6 +15,7 @@ from collections.abc import Iterator
 
 import numpy as np
 import pytest
+from positions import after, deal
 from scipy.stats import binomtest
 
 from arena.engine.rng import new_rng
@@ -34,23 +35,7 @@ from bots.mcts_tree import (
 from bots.policy import POLICIES, policy_bot
 from bots.simulate import simulate
 
-_ALL = [1, 1, 1, 1, 1, 2, 2, 3, 3, 4, 4, 5, 5, 6, 7, 8]
 CONFIGS = [("classic", 2), ("classic", 3), ("classic", 4), ("huibers", 2)]
-
-
-def deal(*top: int) -> list[int]:
-    """A 16-card deck with ``top`` on top (in that order) and the other cards below."""
-    rest = list(_ALL)
-    for card in top:
-        rest.remove(card)
-    return [*top, *rest]
-
-
-def after(game: Game, *actions: str) -> Game:
-    """``game`` once ``actions`` are played."""
-    for action in actions:
-        game.play(action)
-    return game
 
 
 def choice(game: Game, seed: int = 0, **settings: float) -> Action:

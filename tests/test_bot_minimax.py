@@ -9,11 +9,11 @@ pile.
 
 from __future__ import annotations
 
-import random
 from collections import Counter
 
 import numpy as np
 import pytest
+from positions import after, deal, random_positions
 from scipy.stats import binomtest
 
 from arena.engine.layout import (
@@ -36,23 +36,7 @@ from bots.minimax import CUT_HIGH, CUT_LOW, STEP, best_move_state, search_state
 from bots.policy import POLICIES, policy_bot
 from bots.simulate import simulate
 
-_ALL = [1, 1, 1, 1, 1, 2, 2, 3, 3, 4, 4, 5, 5, 6, 7, 8]
 _NO_EVENTS = np.empty((0, EVENT_WIDTH), dtype=np.int32)
-
-
-def deal(*top: int) -> list[int]:
-    """A 16-card deck with ``top`` on top (in that order) and the other cards below."""
-    rest = list(_ALL)
-    for card in top:
-        rest.remove(card)
-    return [*top, *rest]
-
-
-def after(game: Game, *actions: str) -> Game:
-    """``game`` once ``actions`` are played."""
-    for action in actions:
-        game.play(action)
-    return game
 
 
 def choice(game: Game, seed: int = 0, **settings: int) -> Action:
@@ -79,16 +63,6 @@ def win(plies: int) -> float:
 def loss(plies: int) -> float:
     """The value of a loss ``plies`` plies from the decision."""
     return STEP * plies
-
-
-def random_positions(variant: str, players: int, rounds: int, seed: int):
-    """(game, seat) at every decision of ``rounds`` rounds of uniformly random play."""
-    rng = random.Random(seed)
-    for r in range(rounds):
-        game = Game(players, variant, seed=seed * 1000 + r, first=rng.randrange(players))
-        while not game.over:
-            yield game, game.turn
-            game.play(rng.choice(game.legal_actions()))
 
 
 # --- registration -------------------------------------------------------------------------------

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from positions import after, deal
 from scipy.stats import binomtest
 
 from arena.engine import layout as L
@@ -19,23 +20,6 @@ from bots.montecarlo import montecarlo_policy, option_scores
 from bots.playout import WIN_UNITS
 from bots.policy import MONTECARLO, POLICIES, policy_bot
 from bots.simulate import policy_specs, simulate
-
-_ALL = [1, 1, 1, 1, 1, 2, 2, 3, 3, 4, 4, 5, 5, 6, 7, 8]
-
-
-def deal(*top: int) -> list[int]:
-    """A 16-card deck with ``top`` on top (in that order) and the other cards below."""
-    rest = list(_ALL)
-    for card in top:
-        rest.remove(card)
-    return [*top, *rest]
-
-
-def after(game: Game, *actions: str) -> Game:
-    """``game`` once ``actions`` are played."""
-    for action in actions:
-        game.play(action)
-    return game
 
 
 def choice(game: Game, playouts: int = 200, seed: int = 0) -> Action:

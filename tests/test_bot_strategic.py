@@ -9,32 +9,16 @@ pile. ``deal(*top)`` puts the given cards on top and the rest of the 16 below th
 from __future__ import annotations
 
 import pytest
+from positions import after, deal
 
 from arena.game import Action, Card, Game
 from bots.policy import policy_bot
 from bots.simulate import simulate
 
-_ALL = [1, 1, 1, 1, 1, 2, 2, 3, 3, 4, 4, 5, 5, 6, 7, 8]
-
-
-def deal(*top: int) -> list[int]:
-    """A 16-card deck with ``top`` on top (in that order) and the other cards below."""
-    rest = list(_ALL)
-    for card in top:
-        rest.remove(card)
-    return [*top, *rest]
-
 
 def choice(game: Game, seat: int | None = None) -> Action:
     """What the strategic bot plays for ``seat`` (the seat to move by default)."""
     return policy_bot("strategic")().act(game.observation(game.turn if seat is None else seat))
-
-
-def after(game: Game, *actions: str) -> Game:
-    """``game`` once ``actions`` are played."""
-    for action in actions:
-        game.play(action)
-    return game
 
 
 # --- an opponent's card known: win at once -------------------------------------------------------

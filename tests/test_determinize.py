@@ -14,6 +14,7 @@ from collections.abc import Iterator
 
 import numpy as np
 import pytest
+from positions import ALL_CARDS, after, deal
 from scipy.stats import chisquare
 
 from arena.engine import layout as L
@@ -38,23 +39,7 @@ from bots.playout import (
 )
 from bots.random_player import random_policy
 
-_ALL = [1, 1, 1, 1, 1, 2, 2, 3, 3, 4, 4, 5, 5, 6, 7, 8]
 _NO_PARAMS = np.zeros(0, dtype=np.float64)
-
-
-def deal(*top: int) -> list[int]:
-    """A 16-card deck with ``top`` on top (in that order) and the other cards below."""
-    rest = list(_ALL)
-    for card in top:
-        rest.remove(card)
-    return [*top, *rest]
-
-
-def after(game: Game, *actions: str) -> Game:
-    """``game`` once ``actions`` are played."""
-    for action in actions:
-        game.play(action)
-    return game
 
 
 def positions(rounds: int, seed: int) -> Iterator[tuple[Game, int]]:
@@ -121,7 +106,7 @@ def test_samples_keep_what_the_seat_knows_and_continue_legally() -> None:
             counts = np.zeros(9, dtype=np.int32)
             cards_in_play(state, counts)
             assert counts.tolist() == L.CARD_COUNTS.tolist()
-            assert sorted(state[L.S_DECK : L.S_DECK + 16].tolist()) == _ALL
+            assert sorted(state[L.S_DECK : L.S_DECK + 16].tolist()) == ALL_CARDS
             # the seat's own hand, and every card it knows where it knows it to be
             assert hand(state, seat) == view[L.V_HAND : L.V_HAND + 2].tolist()
             for s in range(n):
@@ -167,7 +152,7 @@ def test_the_set_aside_card_drawn_on_the_last_turn() -> None:
     """Rounds where a Prince made a seat draw the set-aside card: the sample of the ended round
     keeps the 16 cards and the public facts."""
     rng = new_rng(3)
-    deck = np.array(_ALL, dtype=np.int32)
+    deck = np.array(ALL_CARDS, dtype=np.int32)
     truth = np.zeros(L.STATE_SIZE, dtype=np.int32)
     view = np.zeros(L.VIEW_SIZE, dtype=np.int32)
     acts = np.empty(L.MAX_ACTIONS, dtype=np.int32)
@@ -188,7 +173,7 @@ def test_the_set_aside_card_drawn_on_the_last_turn() -> None:
             counts = np.zeros(9, dtype=np.int32)
             cards_in_play(state, counts)
             assert counts.tolist() == L.CARD_COUNTS.tolist()
-            assert sorted(state[L.S_DECK : L.S_DECK + 16].tolist()) == _ALL
+            assert sorted(state[L.S_DECK : L.S_DECK + 16].tolist()) == ALL_CARDS
             assert state[L.S_ASIDE_TAKEN] == 1 and state[L.S_TOP] == 16
             back = np.zeros(L.VIEW_SIZE, dtype=np.int32)
             seat_view(state, seat, back)

@@ -4,11 +4,11 @@ bot and the simulator, and the simulator's own behaviour."""
 from __future__ import annotations
 
 import json
-import random
 
 import numpy as np
 import pytest
 from click.testing import CliRunner
+from positions import random_positions
 
 from arena.cli import cli
 from arena.engine.rng import new_rng
@@ -29,16 +29,6 @@ def quick_bot(name: str):
     info = POLICIES[name]
     small = {k: min(v, 8) for k, v in info.params.items() if isinstance(v, int) and v > 8}
     return policy_bot(name)(**small)
-
-
-def random_positions(variant: str, players: int, rounds: int, seed: int):
-    """(game, seat) at every decision of ``rounds`` rounds of uniformly random play."""
-    rng = random.Random(seed)
-    for r in range(rounds):
-        game = Game(players, variant, seed=seed * 1000 + r, first=rng.randrange(players))
-        while not game.over:
-            yield game, game.turn
-            game.play(rng.choice(game.legal_actions()))
 
 
 @pytest.mark.parametrize("name", NAMES)
