@@ -6,7 +6,8 @@ from __future__ import annotations
 import random
 from collections.abc import Iterator
 
-from arena.game import Game
+from arena.game import Action, Game
+from bots.policy import policy_bot
 
 #: Every card of the deck, by value.
 ALL_CARDS = [1, 1, 1, 1, 1, 2, 2, 3, 3, 4, 4, 5, 5, 6, 7, 8]
@@ -37,3 +38,11 @@ def random_positions(
         while not game.over:
             yield game, game.turn
             game.play(rng.choice(game.legal_actions()))
+
+
+def bot_choice(name: str, game: Game, seed: int = 0, **settings: float) -> Action:
+    """What the policy bot ``name`` (default parameters unless ``settings``) plays for the seat
+    to move, its generator seeded with ``seed``."""
+    bot = policy_bot(name)(**settings)
+    bot.reset(seed)
+    return bot.act(game.observation(game.turn))

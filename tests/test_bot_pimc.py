@@ -15,7 +15,7 @@ from collections.abc import Iterator
 
 import numpy as np
 import pytest
-from positions import after, deal
+from positions import deal
 from scipy.stats import binomtest
 
 from arena.engine.layout import S_TURN, STATE_SIZE, VIEW_SIZE
@@ -115,39 +115,6 @@ def test_default_parameters_answer_legal_actions_in_every_configuration() -> Non
 def test_same_seed_same_choice() -> None:
     game = Game(3, "classic", seed=8)
     assert len({choice(game, seed=5, **SMALL) for _ in range(3)}) == 1
-
-
-# --- the obvious win ------------------------------------------------------------------------------
-
-
-@pytest.mark.parametrize("seed", range(3))
-def test_guard_names_the_card_it_saw_huibers(seed: int) -> None:
-    # Seat 0 looks at seat 1's Baron; seat 1 plays the Countess and keeps the Baron; seat 0 then
-    # holds Handmaid and Guard: the Guard naming the Baron wins the round.
-    game = after(Game(2, "huibers", deck=deal(8, 2, 3, 4, 7, 1)), "Priest->1", "Countess")
-    assert game.hand(0) == (Card.HANDMAID, Card.GUARD)
-    assert choice(game, seed) == Action.from_str("Guard->1:Baron")
-
-
-@pytest.mark.parametrize("seed", range(3))
-def test_guard_names_the_card_it_saw_classic(seed: int) -> None:
-    # Face up Handmaid, Handmaid, Prince. Seat 0 (Priest) draws the Countess and sees seat 1's
-    # Baron; seat 1 draws a Guard and misses with it; seat 0 draws a Guard.
-    game = after(
-        Game(2, "classic", deck=deal(8, 4, 4, 5, 2, 3, 7, 1)), "Priest->1", "Guard->0:King"
-    )
-    assert game.hand(0) == (Card.COUNTESS, Card.GUARD)
-    assert choice(game, seed) == Action.from_str("Guard->1:Baron")
-
-
-@pytest.mark.parametrize("variant", ["classic", "huibers"])
-def test_baron_with_the_princess_against_a_known_guard(variant: str) -> None:
-    # Seat 0 (Priest) draws the Princess and sees seat 1's Guard; seat 1 draws the Countess and
-    # plays it; seat 0 draws a Baron: Baron (keeping the Princess) beats the Guard for certain.
-    top = (4, 1, 1, 1) if variant == "classic" else (4,)
-    game = after(Game(2, variant, deck=deal(*top, 2, 1, 8, 7, 3)), "Priest->1", "Countess")
-    assert game.hand(0) == (Card.PRINCESS, Card.BARON)
-    assert choice(game) == Action.from_str("Baron->1")
 
 
 # --- one perfect-information tree -----------------------------------------------------------------

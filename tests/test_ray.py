@@ -13,11 +13,11 @@ from typing import Any
 
 import pytest
 from click.testing import CliRunner
+from stored_records import stored
 
 from arena.catalog import load_catalog
 from arena.cli import cli
 from arena.pool import LocalPool
-from arena.records import GameRecord
 from arena.sandbox import choose_sandbox
 from arena.tournament import Plan, TournamentSpec, plan_tournament, run_tournament, worker_setup
 from arena.worker import BlockResult, BlockTask
@@ -34,23 +34,6 @@ RAY_OPTIONS = {
     "include_dashboard": False,
     "object_store_memory": 200 * 1024 * 1024,
 }
-
-
-def essence(record: GameRecord) -> tuple[Any, ...]:
-    """What must be reproducible about a game (as in test_tournament.py)."""
-    return (
-        tuple(record.seats),
-        tuple(record.deck),
-        record.seed,
-        tuple(record.actions),
-        tuple(record.winners),
-        record.end_reason,
-        tuple((f.seat, f.kind, f.move) for f in record.faults),
-    )
-
-
-def stored(store: Store, tid: int) -> dict[str, tuple[Any, ...]]:
-    return {g.key: essence(g.record) for g in store.stored_games(tid)}
 
 
 def _ray() -> Any:

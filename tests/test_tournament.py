@@ -17,10 +17,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from stored_records import stored
 
 from arena.catalog import load_catalog
 from arena.pool import LocalPool
-from arena.records import GameRecord
 from arena.sandbox import choose_sandbox
 from arena.tournament import (
     Plan,
@@ -34,23 +34,6 @@ from arena.tournament import (
 from leaderboard.store import Store
 
 SANDBOX = choose_sandbox("none")
-
-
-def essence(record: GameRecord) -> tuple[Any, ...]:
-    """Everything about a game that must be reproducible (not times, not fault messages)."""
-    return (
-        tuple(record.seats),
-        tuple(record.deck),
-        record.seed,
-        tuple(record.actions),
-        tuple(record.winners),
-        record.end_reason,
-        tuple((f.seat, f.kind, f.move) for f in record.faults),
-    )
-
-
-def stored(store: Store, tid: int) -> dict[str, tuple[Any, ...]]:
-    return {g.key: essence(g.record) for g in store.stored_games(tid)}
 
 
 def run(plan: Plan, url: str, workers: int, block_size: int | None = None, **kw: Any) -> Any:
