@@ -229,3 +229,13 @@ def child_count(nodes: np.ndarray, node: int) -> int:
         n += 1
         ch = nodes[ch, F_SIBLING]
     return n
+
+
+def children(nodes: np.ndarray, node: int) -> list[int]:
+    """The children of ``node``, newest first (plain Python: for inspecting a finished tree)."""
+    out = []
+    child = int(nodes[node, F_CHILD])
+    while child >= 0:
+        out.append(child)
+        child = int(nodes[child, F_SIBLING])
+    return out

@@ -9,12 +9,12 @@ pile. ``deal(*top)`` puts the given cards on top and the rest of the 16 below th
 
 from __future__ import annotations
 
-import random
 import time
 from collections.abc import Iterator
 
 import numpy as np
 import pytest
+from positions import bot_choice, random_positions
 from scipy.stats import binomtest
 
 from arena.engine.rng import new_rng
@@ -23,13 +23,14 @@ from bots.ismcts import ismcts_policy, ismcts_search
 from bots.mcts_tree import (
     F_ACTION,
     F_AVAIL,
-    F_CHILD,
     F_PARENT,
     F_PLAYER,
-    F_SIBLING,
     F_VISITS,
     backpropagate,
     new_tree,
+)
+from bots.mcts_tree import (
+    children as tree_children,
 )
 from bots.policy import POLICIES, policy_bot
 from bots.simulate import simulate
@@ -39,29 +40,12 @@ CONFIGS = [("classic", 2), ("classic", 3), ("classic", 4), ("huibers", 2)]
 
 def choice(game: Game, seed: int = 0, **settings: float) -> Action:
     """What ``ismcts`` (default parameters unless ``settings``) plays for the seat to move."""
-    bot = policy_bot("ismcts")(**settings)
-    bot.reset(seed)
-    return bot.act(game.observation(game.turn))
+    return bot_choice("ismcts", game, seed, **settings)
 
 
 def positions(variant: str, players: int, rounds: int, seed: int) -> Iterator[Game]:
     """Every decision of ``rounds`` rounds of uniformly random play."""
-    rng = random.Random(seed)
-    for r in range(rounds):
-        game = Game(players, variant, seed=seed * 1000 + r, first=rng.randrange(players))
-        while not game.over:
-            yield game
-            game.play(rng.choice(game.legal_actions()))
-
-
-def children(nodes: np.ndarray, node: int) -> list[int]:
-    """The children of ``node``."""
-    out = []
-    ch = int(nodes[node, F_CHILD])
-    while ch >= 0:
-        out.append(ch)
-        ch = int(nodes[ch, F_SIBLING])
-    return out
+    return (game for game, _ in random_positions(variant, players, rounds, seed))
 
 
 # --- registration ---------------------------------------------------------------------------------
@@ -117,7 +101,7 @@ def test_tree_invariants(variant: str, players: int) -> None:
     iterations = 400
     nodes, value = new_tree(iterations + 1)
     assert ismcts_search(view, new_rng(1), nodes, value, iterations, 0.7, 0.0) == iterations
-    root = children(nodes, 0)
+    root = tree_children(nodes, 0)
     assert int(nodes[0, F_VISITS]) == iterations
     assert sum(int(nodes[ch, F_VISITS]) for ch in root) == iterations
     assert {int(nodes[ch, F_ACTION]) for ch in root} == set(game.legal_packed())
@@ -126,14 +110,14 @@ def test_tree_invariants(variant: str, players: int) -> None:
     assert all(int(nodes[ch, F_AVAIL]) <= iterations for ch in root)
     tree = [0]
     for node in tree:  # breadth first: every node reachable from the root
-        tree.extend(children(nodes, node))
+        tree.extend(tree_children(nodes, node))
     assert len(tree) == len(set(tree)) <= iterations + 1
     for node in tree[1:]:
         visits = int(nodes[node, F_VISITS])
         assert visits >= 1
         assert int(nodes[node, F_AVAIL]) >= visits
         assert 0 <= value[node] <= visits
-        kids = children(nodes, node)
+        kids = tree_children(nodes, node)
         assert sum(int(nodes[ch, F_VISITS]) for ch in kids) <= visits
         assert all(int(nodes[ch, F_PARENT]) == node for ch in kids)
         if int(nodes[node, F_PARENT]) == 0:

@@ -9,13 +9,12 @@ pile. ``deal(*top)`` puts the given cards on top and the rest of the 16 below th
 
 from __future__ import annotations
 
-import random
 import time
 from collections.abc import Iterator
 
 import numpy as np
 import pytest
-from positions import deal
+from positions import bot_choice, deal, random_positions
 from scipy.stats import binomtest
 
 from arena.engine.layout import S_TURN, STATE_SIZE, VIEW_SIZE
@@ -24,13 +23,14 @@ from arena.game import Action, Card, Game
 from bots.mcts_tree import (
     F_ACTION,
     F_AVAIL,
-    F_CHILD,
     F_PLAYER,
-    F_SIBLING,
     F_VISITS,
     best_child,
     new_scratch,
     new_tree,
+)
+from bots.mcts_tree import (
+    children as tree_children,
 )
 from bots.pimc import pimc_policy, pimc_search, uct_search
 from bots.policy import POLICIES, policy_bot
@@ -42,29 +42,12 @@ SMALL = {"determinizations": 6, "iterations": 20}
 
 def choice(game: Game, seed: int = 0, **settings: float) -> Action:
     """What ``pimc`` (default parameters unless ``settings``) plays for the seat to move."""
-    bot = policy_bot("pimc")(**settings)
-    bot.reset(seed)
-    return bot.act(game.observation(game.turn))
+    return bot_choice("pimc", game, seed, **settings)
 
 
 def positions(variant: str, players: int, rounds: int, seed: int) -> Iterator[Game]:
     """Every decision of ``rounds`` rounds of uniformly random play."""
-    rng = random.Random(seed)
-    for r in range(rounds):
-        game = Game(players, variant, seed=seed * 1000 + r, first=rng.randrange(players))
-        while not game.over:
-            yield game
-            game.play(rng.choice(game.legal_actions()))
-
-
-def children(nodes: np.ndarray, node: int) -> list[int]:
-    """The children of ``node``."""
-    out = []
-    ch = int(nodes[node, F_CHILD])
-    while ch >= 0:
-        out.append(ch)
-        ch = int(nodes[ch, F_SIBLING])
-    return out
+    return (game for game, _ in random_positions(variant, players, rounds, seed))
 
 
 def uct(state: np.ndarray, iterations: int, seed: int) -> tuple[np.ndarray, np.ndarray, int]:
@@ -140,7 +123,7 @@ def test_uct_tree_invariants(variant: str, players: int) -> None:
     game = Game(players, variant, seed=23)
     iterations = 300
     nodes, value, count = uct(game.state, iterations, seed=2)
-    root = children(nodes, 0)
+    root = tree_children(nodes, 0)
     assert int(nodes[0, F_VISITS]) == iterations
     assert sum(int(nodes[ch, F_VISITS]) for ch in root) == iterations
     assert {int(nodes[ch, F_ACTION]) for ch in root} == set(game.legal_packed())
@@ -149,7 +132,7 @@ def test_uct_tree_invariants(variant: str, players: int) -> None:
         visits = int(nodes[node, F_VISITS])
         assert 1 <= visits <= int(nodes[node, F_AVAIL])
         assert 0 <= value[node] <= visits
-        kids = children(nodes, node)
+        kids = tree_children(nodes, node)
         assert sum(int(nodes[ch, F_VISITS]) for ch in kids) <= visits
         assert len({int(nodes[ch, F_PLAYER]) for ch in kids}) <= 1
 

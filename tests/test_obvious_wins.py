@@ -1,5 +1,5 @@
-"""The obvious wins every search bot must find, at its default settings: a Guard naming a card
-it saw, and a Baron held with the Princess against a known Guard."""
+"""The obvious wins every bot that plays to win must find, at its default settings: a Guard
+naming a card it saw, a Baron against a known lower card, a Prince at a known Princess."""
 
 from __future__ import annotations
 
@@ -8,8 +8,8 @@ from positions import after, bot_choice, deal
 
 from arena.game import Action, Card, Game
 
-SEARCH_BOTS = ["montecarlo", "pimc", "ismcts", "minimax"]
-pytestmark = pytest.mark.parametrize("name", SEARCH_BOTS)
+BOTS = ["strategic", "knowledge", "montecarlo", "pimc", "ismcts", "minimax"]
+pytestmark = pytest.mark.parametrize("name", BOTS)
 
 
 @pytest.mark.parametrize("seed", range(3))
@@ -40,3 +40,15 @@ def test_baron_with_the_princess_against_a_known_guard(name: str, variant: str) 
     game = after(Game(2, variant, deck=deal(*top, 2, 1, 8, 7, 3)), "Priest->1", "Countess")
     assert game.hand(0) == (Card.PRINCESS, Card.BARON)
     assert bot_choice(name, game) == Action.from_str("Baron->1")
+
+
+def test_baron_when_its_other_card_beats_the_known_card(name: str) -> None:
+    # Seat 0 sees seat 1's Guard, then holds Handmaid and Baron: Handmaid 4 > Guard 1.
+    game = after(Game(2, "huibers", deck=deal(8, 2, 1, 4, 7, 3)), "Priest->1", "Countess")
+    assert bot_choice(name, game) == Action.from_str("Baron->1")
+
+
+def test_prince_at_a_known_princess(name: str) -> None:
+    # Seat 0 sees the Princess; seat 1 misses with a Guard; seat 0 holds Handmaid and Prince.
+    game = after(Game(2, "huibers", deck=deal(7, 2, 8, 4, 1, 5)), "Priest->1", "Guard->0:Princess")
+    assert bot_choice(name, game) == Action.from_str("Prince->1")
