@@ -62,6 +62,13 @@ class BotExitedError(BotError):
     kind = "exited"
 
 
+class BotLimitError(BotError):
+    """The bot went over a limit the kernel enforces on it as a whole (memory with its scratch
+    space, processes)."""
+
+    kind = "limit"
+
+
 class BotProtocolError(BotError):
     """The bot's host broke the protocol (a line that is not a message, the wrong message)."""
 

@@ -1,11 +1,17 @@
-"""How bot hosts are started: inside a bubblewrap sandbox where the platform has one, else as plain
-subprocesses (see ``docs/sandbox.md`` for what each protects against).
+"""How bot hosts are started: in a bubblewrap sandbox with no privilege, an allow-listed file
+system and kernel-enforced limits for the bot as a whole, or (only when asked, or for the arena's
+own reference bots) as plain subprocesses. ``docs/sandbox.md`` is the threat model.
 
-In the sandbox a host has no network, sees no other process, gets a private ``/tmp``, sees the
-whole file system read-only, and does not see the working directory, the home directory or the
-database's directory at all: only the Python environment and the installed packages' own
-directories inside them are put back (read-only). The one writable place shared between hosts is
-numba's compilation cache (shared with the referee), so compiled bots start fast.
+In the sandbox a host runs in its own user namespace as uid/gid 65534 with every capability
+dropped and no way to make a new namespace, under a seccomp filter (:mod:`arena.seccomp`), with
+no network, no other process in sight, a private ``/proc``, a private size-limited ``/tmp``, and
+only ``/dev/null`` and ``/dev/urandom``. Of the machine's files it sees, read-only, the system's
+shared libraries, the Python environment and the directories of the installed packages, and the
+compiled kernels the arena built in a trusted step (:mod:`arena.kernels`): nothing else, so no
+database, deck file, checkout, home directory or socket file. Its processes share one control
+group (:mod:`arena.cgroups`) that limits their memory together with the ``/tmp`` pages, their
+number, and their CPU time to one core; where no control group can be made, the host limits
+itself (address space and processes per process, see :mod:`arena.host`) and is pinned to a core.
 """
 
 from __future__ import annotations
@@ -17,12 +23,15 @@ import shutil
 import site
 import subprocess
 import sys
+import sysconfig
 import tempfile
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
+from typing import Any
 
+from arena import cgroups
 from arena.errors import ArenaError
 
 #: Environment variables a host inherits; everything else (``ARENA_DB`` with its password, tokens,
@@ -31,70 +40,240 @@ ENV_KEEP = ("PATH", "LANG", "LC_ALL", "LC_CTYPE", "TZ", "PYTHONPATH", "PYTHONHAS
 
 MODES = ("auto", "bwrap", "none")
 
+#: The uid and gid a sandboxed host runs as inside its user namespace ("nobody").
+SANDBOX_UID = 65534
 
-class SandboxError(ArenaError):
-    """The sandbox asked for cannot be used here."""
+#: The distribution of the arena and its reference bots: trusted, the only one that may run
+#: outside the sandbox when the user did not ask for that.
+TRUSTED_DISTRIBUTION = "loveletter-arena"
+
+#: System directories holding shared libraries (links are recreated as links).
+LIBRARY_DIRS = ("/lib", "/lib64", "/lib32", "/libx32", "/usr/lib", "/usr/lib64", "/usr/lib32")
+#: Devices a host gets.
+DEVICES = ("/dev/null", "/dev/urandom")
+#: Where a sandboxed host's numba cache lives (private, in its ``/tmp``).
+PRIVATE_KERNELS = "/tmp/numba"
 
 
 def cache_dir() -> Path:
-    """The arena's per-user cache directory (``$XDG_CACHE_HOME/loveletter-arena``)."""
+    """The arena's per-user cache directory (``$XDG_CACHE_HOME/loveletter-arena``): compiled
+    kernels (``numba/``) and solver tables (``solver/``), written by trusted processes only."""
     base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
     return Path(base) / "loveletter-arena"
+
+
+class SandboxError(ArenaError):
+    """The sandbox asked for cannot be used here, or a bot may not run without it."""
+
+
+@dataclass(frozen=True)
+class Limits:
+    """Limits of one bot as a whole: memory of all its processes together with its scratch
+    space (MiB), processes and threads, scratch space (its ``/tmp``, MiB) and cores."""
+
+    memory_mb: int = 2048
+    processes: int = 64
+    scratch_mb: int = 64
+    cores: int = 1
+
+    def __post_init__(self) -> None:
+        if self.memory_mb < 0:
+            raise SandboxError("the memory limit must be 0 (none) or more")
+        for name in ("processes", "scratch_mb", "cores"):
+            if getattr(self, name) < 1:
+                raise SandboxError(f"the {name.replace('_', ' ')} limit must be at least 1")
+
+
+@dataclass(frozen=True)
+class HostProcess:
+    """A started host: its process and, where limits are enforced by a control group, the
+    group (which :meth:`close` removes once the process is gone)."""
+
+    process: subprocess.Popen[bytes]
+    group: cgroups.BotGroup | None = None
+
+    def limit_hit(self) -> str | None:
+        """Which kernel limit the bot ran into (``"memory"``, ``"processes"``), if any."""
+        return self.group.hit() if self.group is not None else None
+
+    def close(self) -> None:
+        """Kill whatever is left of the bot and remove its group."""
+        if self.group is not None:
+            self.group.close()
 
 
 @dataclass(frozen=True)
 class Sandbox:
     """A way to start bot hosts: ``kind`` is ``"bwrap"`` or ``"none"``.
 
-    ``hidden`` are directories a sandboxed host must not see (the working directory, the home
-    directory, the database's directory); ``warning`` says why a weaker sandbox was chosen.
+    ``exposed`` are the directories a sandboxed host sees (read-only) besides the system's
+    libraries; ``kernels`` the arena's cache directory (compiled kernels, solver tables), which
+    it sees read-only; ``hierarchy`` the control
+    groups that enforce :attr:`limits` (``None``: the fallback, ``cgroup_reason`` says why);
+    ``seccomp`` whether the system-call filter is loaded. ``fallback`` is set when ``auto`` found
+    no working bubblewrap: then only the arena's own bots may run (:meth:`check`); ``warning``
+    says why.
     """
 
     kind: str
-    hidden: tuple[str, ...] = ()
+    limits: Limits = field(default_factory=Limits)
     warning: str | None = None
     exposed: tuple[str, ...] = field(default=(), repr=False)
+    kernels: str = ""
+    hierarchy: cgroups.Hierarchy | None = None
+    cgroup_reason: str = ""
+    seccomp: bool = False
+    fallback: bool = False
 
     @property
     def isolated(self) -> bool:
         """Whether hosts run in the bubblewrap sandbox."""
         return self.kind == "bwrap"
 
+    def check(self, bot: str, distribution: str) -> None:
+        """Raise :class:`SandboxError` if the bot ``bot`` of ``distribution`` may not run here:
+        a third-party bot never runs unsandboxed unless the user asked for ``--sandbox none``."""
+        if self.fallback and distribution != TRUSTED_DISTRIBUTION:
+            raise SandboxError(
+                f"bot {bot!r} (from {distribution or 'an unknown distribution'}) would run "
+                f"without a sandbox: {self.warning}; install bubblewrap, or pass --sandbox none "
+                "to run it unsandboxed anyway"
+            )
+
+    def enforcement(self) -> dict[str, Any]:
+        """What is in force for a host, for ``arena bots``, provenance and reports."""
+        limits = self.limits
+        if self.isolated and self.hierarchy is not None:
+            by = self.hierarchy.describe()
+        elif self.isolated:
+            by = f"rlimits per process, core pinning ({self.cgroup_reason})"
+        else:
+            by = "rlimits per process (no sandbox)"
+        return {
+            "sandbox": self.kind,
+            "isolation": (
+                f"user namespace as uid {SANDBOX_UID}, no capabilities, "
+                + ("seccomp filter, " if self.seccomp else "no seccomp filter, ")
+                + "no network, allow-listed read-only files, private /tmp and /proc"
+            )
+            if self.isolated
+            else "none: the bot runs as this user and can read and write what it can",
+            "memory_mb": limits.memory_mb,
+            "processes": limits.processes if self.isolated else None,
+            "scratch_mb": limits.scratch_mb if self.isolated else None,
+            "cores": limits.cores,
+            "enforced_by": by,
+            "fallback": self.fallback,
+        }
+
+    def describe(self) -> str:
+        """One line on how hosts run and which limits hold."""
+        e = self.enforcement()
+        if not self.isolated:
+            return f"no sandbox; memory {e['memory_mb']} MiB per process; {e['isolation']}"
+        return (
+            f"bubblewrap sandbox ({e['isolation']}); limits per bot: memory {e['memory_mb']} MiB "
+            f"with scratch, {e['processes']} processes, {e['scratch_mb']} MiB /tmp, "
+            f"{e['cores']} core, enforced by {e['enforced_by']}"
+        )
+
     def environment(self) -> dict[str, str]:
         """The environment a host starts with."""
         env = {k: os.environ[k] for k in ENV_KEEP if k in os.environ}
         env["PYTHONUNBUFFERED"] = "1"
         env["PYTHONDONTWRITEBYTECODE"] = "1"
+        if self.kernels:
+            # The trusted cache (read-only in the sandbox): solver tables through
+            # XDG_CACHE_HOME, kernels through a private mirror (arena.engine.jitcache).
+            env["XDG_CACHE_HOME"] = str(Path(self.kernels).parent)
+            env["NUMBA_CACHE_DIR"] = str(Path(self.kernels) / "numba")
         if self.isolated:
             env["HOME"] = "/tmp"
-            env["NUMBA_CACHE_DIR"] = str(_numba_cache())
+            env["TMPDIR"] = "/tmp"
+            env["NUMBA_CACHE_DIR"] = PRIVATE_KERNELS
+            env["ARENA_TRUSTED_KERNELS"] = str(Path(self.kernels) / "numba")
         return env
 
-    def command(self, argv: Sequence[str]) -> list[str]:
+    def command(self, argv: Sequence[str], seccomp_fd: int | None = None) -> list[str]:
         """The command line that runs ``argv`` (a host command) under this sandbox."""
         if not self.isolated:
             return list(argv)
         cmd = [
             "bwrap",
-            "--ro-bind", "/", "/",
-            "--dev", "/dev",
-            "--proc", "/proc",
-            "--tmpfs", "/tmp",
-            "--unshare-all",
-            "--new-session",
-            "--die-with-parent",
+            "--unshare-user", "--uid", str(SANDBOX_UID), "--gid", str(SANDBOX_UID),
+            "--disable-userns", "--cap-drop", "ALL",
+            "--unshare-pid", "--unshare-net", "--unshare-ipc", "--unshare-uts",
+            "--unshare-cgroup-try",
+            "--new-session", "--die-with-parent",
         ]  # fmt: skip
-        for path in self.hidden:
-            cmd += ["--tmpfs", path]
+        for path in LIBRARY_DIRS:
+            if os.path.islink(path):
+                cmd += ["--symlink", os.readlink(path), path]
+            elif os.path.isdir(path):
+                cmd += ["--ro-bind", path, path]
+        cmd += ["--ro-bind-try", "/etc/ld.so.cache", "/etc/ld.so.cache"]
         for path in self.exposed:
             cmd += ["--ro-bind", path, path]
-        cache = str(_numba_cache())
-        cmd += ["--bind", cache, cache, "--chdir", "/tmp", *argv]
-        return cmd
+        if self.kernels:
+            cmd += ["--ro-bind", self.kernels, self.kernels]
+        cmd += ["--proc", "/proc", "--dir", "/dev"]
+        for device in DEVICES:
+            cmd += ["--dev-bind", device, device]
+        cmd += ["--size", str(self.limits.scratch_mb << 20), "--tmpfs", "/tmp", "--chdir", "/tmp"]
+        if seccomp_fd is not None:
+            cmd += ["--seccomp", str(seccomp_fd)]
+        return [*cmd, *argv]
 
     def working_directory(self) -> str:
-        """Where a host process starts (an empty temporary directory outside the sandbox)."""
+        """Where a host process starts (outside the sandbox: an empty temporary directory)."""
         return "/" if self.isolated else _scratch()
+
+    def launch(self, argv: Sequence[str]) -> HostProcess:
+        """Start ``argv`` (a host command) under this sandbox, with pipes for its standard
+        streams, in its own session and (where possible) its own control group."""
+        group = None
+        if self.isolated and self.hierarchy is not None:
+            group = cgroups.BotGroup(
+                self.hierarchy,
+                self.limits.memory_mb << 20,
+                self.limits.processes,
+                self.limits.cores,
+            )
+        program = _seccomp_program() if self.isolated else None
+        pass_fds: list[int] = []
+        seccomp_fd = None
+        if program is not None:
+            seccomp_fd, write_end = os.pipe()
+            os.write(write_end, program)  # a few hundred bytes: never blocks
+            os.close(write_end)
+            pass_fds.append(seccomp_fd)
+        command = self.command(argv, seccomp_fd)
+        if group is not None:
+            # Join the group before anything of the bot runs: a shell writes its own pid into
+            # the group, then becomes bubblewrap.
+            targets = [str(p / "cgroup.procs") for p in dict.fromkeys(group.dirs.values())]
+            script = 'for f; do [ "$f" = -- ] && break; echo $$ > "$f" || exit 125; done; '
+            script += 'while [ "$1" != -- ]; do shift; done; shift; exec "$@"'
+            command = ["/bin/sh", "-c", script, "sh", *targets, "--", *command]
+        try:
+            process = subprocess.Popen(
+                command,
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                env=self.environment(),
+                cwd=self.working_directory(),
+                start_new_session=True,
+                pass_fds=pass_fds,
+            )
+        except BaseException:
+            if group is not None:
+                group.close()
+            raise
+        finally:
+            if seccomp_fd is not None:
+                os.close(seccomp_fd)
+        return HostProcess(process, group)
 
 
 @lru_cache(maxsize=1)
@@ -102,13 +281,22 @@ def _scratch() -> str:
     return tempfile.mkdtemp(prefix="arena-host-")
 
 
-def _numba_cache() -> Path:
-    """numba's cache, shared with the referee's process (see :mod:`arena.engine.jitcache`)."""
-    from arena.engine.jitcache import cache_base
+@lru_cache(maxsize=1)
+def _seccomp_program() -> bytes | None:
+    from arena.seccomp import filter_program
 
-    path = cache_base()
-    path.mkdir(parents=True, exist_ok=True)
-    return path
+    try:
+        return filter_program()
+    except OSError:
+        return None
+
+
+def _trusted_kernels() -> str:
+    """The arena's cache directory with its kernel cache, made if missing (see
+    :mod:`arena.kernels`)."""
+    path = cache_dir()
+    (path / "numba").mkdir(parents=True, exist_ok=True)
+    return str(path)
 
 
 def _inside(path: str, dirs: Iterable[str]) -> bool:
@@ -116,10 +304,14 @@ def _inside(path: str, dirs: Iterable[str]) -> bool:
 
 
 def _package_locations() -> set[str]:
-    """Directories of every installed top-level package and module (found, not imported), the
-    site-packages directories, and the interpreter's prefixes: what a host needs to import."""
-    places = {sys.prefix, sys.base_prefix, sys.exec_prefix}
-    places.add(os.path.dirname(os.path.realpath(sys.executable)))
+    """What a host needs to import: the interpreter's and the environment's library
+    directories, every ``PYTHONPATH`` entry, and the directory of every installed top-level
+    package or module (found, not imported: editable installs live outside the environment)."""
+    places = {os.path.dirname(os.path.realpath(sys.executable)), sys.prefix, sys.exec_prefix}
+    for scheme_paths in (sysconfig.get_paths(), sysconfig.get_paths(vars={"base": sys.base_prefix})):
+        for key in ("stdlib", "platstdlib", "purelib", "platlib"):
+            if key in scheme_paths:
+                places.add(scheme_paths[key])
     places.update(site.getsitepackages())
     places.update(p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p)
     names: set[str] = set()
@@ -140,13 +332,18 @@ def _package_locations() -> set[str]:
             places.update(spec.submodule_search_locations)
         elif spec.origin and os.path.isabs(spec.origin):
             places.add(spec.origin)
-    return {os.path.realpath(p) if os.path.exists(p) else p for p in places if p}
+    return {os.path.realpath(p) for p in places if p and os.path.exists(p)}
 
 
-def _hidden_dirs(extra: Iterable[str | os.PathLike[str]]) -> tuple[str, ...]:
-    dirs = {os.path.realpath(os.getcwd()), os.path.realpath(os.path.expanduser("~"))}
-    dirs.update(os.path.realpath(os.fspath(p)) for p in extra)
-    return tuple(sorted(d for d in dirs if d not in ("/", "/tmp") and os.path.isdir(d)))
+def _exposed() -> tuple[str, ...]:
+    """The package locations, without any inside another or inside a library directory."""
+    system = [p for p in LIBRARY_DIRS if os.path.isdir(p) and not os.path.islink(p)]
+    kept: list[str] = []
+    for path in sorted(_package_locations(), key=lambda p: (p.count("/"), p)):
+        if path in ("/", "/usr", "/tmp") or _inside(path, kept) or _inside(path, system):
+            continue
+        kept.append(path)
+    return tuple(sorted(kept))
 
 
 @lru_cache(maxsize=8)
@@ -155,10 +352,11 @@ def _bwrap_error() -> str | None:
         return "bubblewrap (bwrap) is not installed"
     try:
         probe = subprocess.run(
-            ["bwrap", "--ro-bind", "/", "/", "--unshare-all", "--die-with-parent", "true"],
+            ["bwrap", "--ro-bind", "/", "/", "--unshare-all", "--unshare-user", "--uid",
+             str(SANDBOX_UID), "--cap-drop", "ALL", "--die-with-parent", "true"],
             capture_output=True,
             timeout=10,
-        )
+        )  # fmt: skip
     except (OSError, subprocess.TimeoutExpired) as exc:
         return f"bwrap does not run: {exc}"
     if probe.returncode != 0:
@@ -166,29 +364,51 @@ def _bwrap_error() -> str | None:
     return None
 
 
-def choose_sandbox(mode: str = "auto", hide: Iterable[str | os.PathLike[str]] = ()) -> Sandbox:
-    """The sandbox for ``mode``: ``auto`` (bubblewrap when it works, else plain subprocesses with
-    a warning), ``bwrap`` (required; :class:`SandboxError` if it does not work) or ``none``.
+def choose_sandbox(
+    mode: str = "auto", limits: Limits | None = None, hide: Iterable[Any] = ()
+) -> Sandbox:
+    """The sandbox for ``mode``: ``auto`` (bubblewrap when it works; else only the arena's own
+    bots may run, unsandboxed, with a warning), ``bwrap`` (required; :class:`SandboxError` if it
+    does not work) or ``none`` (every bot unsandboxed: the user asked for it).
 
-    ``hide`` adds directories the hosts must not see (the database's directory).
+    ``hide`` are files or directories bots must not see (the database, a deck file): the
+    sandbox shows nothing it does not list, so this only checks that none of them lies inside a
+    listed directory (a database inside the Python environment, say), and refuses if one does.
     """
     if mode not in MODES:
         raise SandboxError(f"unknown sandbox {mode!r} (choose from {', '.join(MODES)})")
+    limits = limits or Limits()
+    kernels = _trusted_kernels()
     if mode == "none":
-        return Sandbox("none")
+        return Sandbox("none", limits, kernels=kernels)
     error = _bwrap_error()
     if error is not None:
         if mode == "bwrap":
             raise SandboxError(error)
         return Sandbox(
             "none",
-            warning=f"{error}; bots run as plain subprocesses without a sandbox "
-            "(see docs/sandbox.md)",
+            limits,
+            warning=f"{error}; only the arena's own bots can play (unsandboxed): see "
+            "docs/sandbox.md",
+            kernels=kernels,
+            fallback=True,
         )
-    hidden = _hidden_dirs(hide)
-    covered = (*hidden, "/tmp")  # /tmp is replaced by a private one
-    exposed: list[str] = []
-    for path in sorted(p for p in _package_locations() if _inside(p, covered)):
-        if not _inside(path, exposed):
-            exposed.append(path)
-    return Sandbox("bwrap", hidden, exposed=tuple(exposed))
+    exposed = _exposed()
+    for secret in hide:
+        path = os.path.realpath(os.fspath(secret))
+        if _inside(path, exposed):
+            raise SandboxError(
+                f"{path} is inside a directory the sandbox shows to bots; keep the database "
+                "and deck files outside the Python environment and the installed packages"
+            )
+    found = cgroups.probe()
+    hierarchy = found if isinstance(found, cgroups.Hierarchy) else None
+    return Sandbox(
+        "bwrap",
+        limits,
+        exposed=exposed,
+        kernels=kernels,
+        hierarchy=hierarchy,
+        cgroup_reason="" if hierarchy else str(found),
+        seccomp=_seccomp_program() is not None,
+    )

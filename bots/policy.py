@@ -11,7 +11,11 @@ the bot and its simulated self are one decision function.
 
 from __future__ import annotations
 
+import importlib
+import importlib.util
+from collections.abc import Callable
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -19,6 +23,9 @@ import numpy as np
 from arena.bot import Bot
 from arena.engine.rng import new_rng
 from arena.game import Action, Observation
+
+#: Modules of policies not named after their bot.
+_MODULES = {"random": "random_player"}
 
 # Policy ids, as the dispatcher (bots.dispatch.decide) knows them.
 RANDOM = 0
@@ -51,6 +58,13 @@ class PolicyInfo:
         """The ``params`` array for ``settings`` (defaults where not given)."""
         values = {**self.params, **(settings or {})}
         return np.array([float(values[k]) for k in self.params], dtype=np.float64)
+
+    def kernel(self) -> Callable[..., int]:
+        """The policy's compiled function, ``bots.<module>.<name>_policy``, imported on first
+        use: a bot's host loads (and compiles) its own policy's kernels and no other's."""
+        module = importlib.import_module(f"bots.{_MODULES.get(self.name, self.name)}")
+        function: Callable[..., int] = getattr(module, f"{self.name}_policy")
+        return function
 
 
 #: Every bot with a numba policy, by name.
@@ -148,6 +162,7 @@ class PolicyBot(Bot):
         self.params = self.info.param_array(settings)
         self.state = new_rng(0)
         self.table = policy_table(self.info)
+        self._policy = self.info.kernel()
 
     def reset(self, seed: int) -> None:
         """Start a new round: reseed the policy's generator."""
@@ -167,14 +182,21 @@ class PolicyBot(Bot):
 
     def act(self, observation: Observation) -> Action:
         """The policy's choice for this observation."""
-        from bots.dispatch import decide
-
         legal = observation.legal_packed()
         view = observation.to_view()
-        packed = decide(
-            self.info.policy_id, view, legal, len(legal), self.state, self.params, self.table
-        )
+        if self.info.needs_table:
+            packed = self._policy(view, legal, len(legal), self.state, self.params, self.table)
+        else:
+            packed = self._policy(view, legal, len(legal), self.state, self.params)
         return Action.from_int(int(packed))
+
+
+def module_file(name: str) -> Path:
+    """The source file of bot ``name``'s policy module (found, not imported)."""
+    spec = importlib.util.find_spec(f"bots.{_MODULES.get(name, name)}")
+    if spec is None or spec.origin is None:
+        raise LookupError(f"no policy module for {name!r}")
+    return Path(spec.origin).resolve()
 
 
 def policy_bot(name: str) -> type[PolicyBot]:

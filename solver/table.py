@@ -165,5 +165,8 @@ def load_table(variant: str = "huibers", rebuild: bool = False) -> DPTable:
         except ValueError:
             pass
     table = build_table(variant)
-    save_table(table, path)
+    try:
+        save_table(table, path)
+    except OSError:  # a read-only cache (a sandboxed bot host): keep the table in memory
+        pass
     return table

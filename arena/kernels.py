@@ -1,0 +1,149 @@
+"""The trusted compile step: the arena's own bots' kernels are compiled before play, by the
+arena, into the cache that sandboxed hosts only read.
+
+A bot host in the sandbox cannot write the arena's numba cache (see :mod:`arena.engine.jitcache`):
+whatever it compiles stays in its private ``/tmp`` and is lost with it. So before a command plays,
+each of the arena's own bots that will play (distribution ``loveletter-arena``) is played once by
+a real host run *outside* the sandbox (it is trusted code), for one short round against an
+in-process bot: the host compiles exactly what a host of that bot needs, and numba stores it in
+the arena's cache. A stamp per bot (a hash of its kernels' source files and the engine's) lets
+later runs skip the step until that code changes. Third-party bots are never run outside the
+sandbox: a bot that compiles its own kernels does so in its private cache.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from arena.sandbox import TRUSTED_DISTRIBUTION, Sandbox, cache_dir
+
+#: Seconds one bot may take to compile.
+COMPILE_TIME = 600.0
+
+
+@dataclass(frozen=True)
+class TrustedBot:
+    """One of the arena's own bots to compile: its name, plugin, and the variant and table
+    size to warm it up in."""
+
+    name: str
+    plugin: str
+    variant: str
+    players: int
+
+
+def _kernel_files(name: str) -> list[Path]:
+    """The source files whose kernels a host of bot ``name`` compiles: the engine's, and the
+    bot's policy module with every kernel-package module it imports."""
+    from arena.engine import jitcache
+
+    engine = Path(jitcache.__file__).resolve().parent
+    files = set(engine.glob("*.py"))
+    from bots.policy import POLICIES, module_file
+
+    if name in POLICIES:
+        files.update(jitcache.closure(module_file(name)))
+    return sorted(files)
+
+
+def stamp(name: str) -> str:
+    """A hash of every source file bot ``name``'s host compiles kernels from."""
+    import hashlib
+
+    digest = hashlib.blake2b(digest_size=16)
+    for path in _kernel_files(name):
+        digest.update(str(path).encode())
+        digest.update(path.read_bytes())
+    return digest.hexdigest()
+
+
+def _stamp_path(name: str) -> Path:
+    return cache_dir() / "numba" / "compiled" / name
+
+
+def is_compiled(name: str) -> bool:
+    """Whether bot ``name``'s kernels are in the cache for its current source."""
+    try:
+        return _stamp_path(name).read_text() == stamp(name)
+    except OSError:
+        return False
+
+
+def _compile_one(bot: TrustedBot, sandbox: Sandbox, errors: dict[str, str]) -> None:
+    from arena.hosted import HostHandle
+    from arena.referee import InProcessHandle, Referee
+    from bots.uniform import UniformBot
+
+    trusted = Sandbox("none", sandbox.limits, kernels=sandbox.kernels)
+    host = HostHandle(bot.name, bot.plugin, sandbox=trusted, startup_time=COMPILE_TIME)
+    others = [InProcessHandle(UniformBot(), "uniform") for _ in range(bot.players - 1)]
+    try:
+        record = Referee(bot.variant, move_time=COMPILE_TIME).play_round([host, *others], seed=1)
+        if record.faults and record.faults[0].seat == 0:
+            errors[bot.name] = record.faults[0].message
+            return
+        path = _stamp_path(bot.name)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(stamp(bot.name))
+    except Exception as exc:  # one bot's failure must not stop the others or the command
+        errors[bot.name] = f"{type(exc).__name__}: {exc}"
+    finally:
+        host.close()
+
+
+def compile_kernels(
+    bots: Sequence[TrustedBot],
+    sandbox: Sandbox,
+    progress: Callable[[str], None] | None = None,
+    workers: int = 2,
+) -> dict[str, str]:
+    """Compile the kernels of ``bots`` not compiled yet (``workers`` at a time), saying which
+    and how far on ``progress``; returns the bots that failed, with why (they will compile in
+    their own hosts, slowly, or fault there)."""
+    todo = [b for b in dict((b.name, b) for b in bots).values() if not is_compiled(b.name)]
+    errors: dict[str, str] = {}
+    if not todo:
+        return errors
+    begun = time.monotonic()
+    lock = threading.Lock()
+    pending = list(todo)
+
+    def work() -> None:
+        while True:
+            with lock:
+                if not pending:
+                    return
+                bot = pending.pop(0)
+                if progress:
+                    progress(
+                        f"compiling kernels: {bot.name} ({len(todo) - len(pending)} of "
+                        f"{len(todo)}, {time.monotonic() - begun:.0f} s so far)"
+                    )
+            _compile_one(bot, sandbox, errors)
+
+    threads = [threading.Thread(target=work, daemon=True) for _ in range(max(1, workers))]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    if progress:
+        progress(f"compiled the kernels of {len(todo)} bot(s) in {time.monotonic() - begun:.0f} s")
+    return errors
+
+
+def trusted_bots(entries: Iterable[object], variant: str | None = None) -> list[TrustedBot]:
+    """The arena's own bots among catalog ``entries`` (:class:`~arena.catalog.BotEntry`), each
+    with the variant (``variant`` if it plays it) and smallest table it plays."""
+    found = []
+    for entry in entries:
+        if getattr(entry, "distribution", None) != TRUSTED_DISTRIBUTION:
+            continue
+        variants = tuple(getattr(entry, "variants", ("classic",)))
+        chosen = variant if variant in variants else variants[0]
+        players = min(getattr(entry, "players", (2,)))
+        found.append(TrustedBot(entry.name, entry.plugin, chosen, players))  # type: ignore[attr-defined]
+    return found
