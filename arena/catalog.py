@@ -1,8 +1,11 @@
 """The bots installed here, as the referee's process knows them: without importing any of them.
 
 Entry-point metadata names the plugins; each plugin is asked, in its own sandboxed host process
-(``python -m arena.host --plugin NAME --list``), which bots it registers with which parameters.
-A plugin that fails to import, hangs or crashes is listed with its error; the others still work.
+(``python -m arena.host --plugin DISTRIBUTION:ENTRY_POINT --list``), which bots it registers with
+which parameters. Names are then settled by the ownership rule of :mod:`arena.names` (the
+arena's own bots first; a name two third-party distributions claim belongs to neither). A plugin
+that fails to import, hangs, crashes or answers nonsense is listed with its error, and so is
+every refused claim; the others still work.
 """
 
 from __future__ import annotations
@@ -15,7 +18,15 @@ from typing import Any
 
 from arena import protocol as P
 from arena.botspec import BotSpec, unknown_bot
-from arena.plugins import PluginError, PluginInfo, plugin_entry_points
+from arena.names import Claim, check_name, one_line, settle
+from arena.plugins import (
+    PluginError,
+    PluginInfo,
+    plugin_entry_points,
+    plugin_ref,
+    refusal_errors,
+    refused_bot,
+)
 from arena.sandbox import Sandbox, choose_sandbox
 
 #: Seconds a plugin may take to describe itself.
@@ -34,6 +45,11 @@ class BotEntry:
     version: str
     variants: tuple[str, ...] = ("classic", "huibers")
     players: tuple[int, ...] = (2, 3, 4)
+
+    @property
+    def plugin_ref(self) -> str:
+        """What a host is given to load this bot's plugin (see :func:`arena.plugins.plugin_ref`)."""
+        return plugin_ref(self.distribution, self.plugin)
 
     def to_json(self) -> dict[str, Any]:
         """A JSON-ready dict."""
@@ -61,47 +77,87 @@ class DeckSetEntry:
 
 @dataclass
 class Catalog:
-    """Every bot and plugin deck set found, by name, and every plugin that failed."""
+    """Every bot and plugin deck set found, by name (each name owned by one distribution), and
+    every plugin that failed or claimed a name it does not own."""
 
     bots: dict[str, BotEntry] = field(default_factory=dict)
     deck_sets: dict[str, DeckSetEntry] = field(default_factory=dict)
     errors: list[PluginError] = field(default_factory=list)
+    #: Bot names several distributions claim, which none may use: name -> why (one line).
+    contested: dict[str, str] = field(default_factory=dict)
 
     def resolve(self, text: str | BotSpec) -> tuple[BotSpec, BotEntry]:
         """The canonical spec and the entry of a bot named ``NAME[param=value,...]``; raises
-        :class:`~arena.errors.UnknownBotError` for an unknown bot or a bad parameter."""
+        :class:`~arena.errors.UnknownBotError` for an unknown or contested bot or a bad
+        parameter."""
         spec = BotSpec.parse(text) if isinstance(text, str) else text
         entry = self.bots.get(spec.name)
         if entry is None:
-            raise unknown_bot(spec.name, self.bots, [e.plugin for e in self.errors])
+            raise refused_bot(spec.name, self.contested) or unknown_bot(
+                spec.name, self.bots, [e.plugin for e in self.errors]
+            )
         return spec.resolve(entry.params), entry
 
 
 def _listing_error(plugin: PluginInfo, message: str) -> PluginError:
-    return PluginError(plugin.name, plugin.distribution, message)
+    return PluginError(plugin.name, plugin.distribution, one_line(message))
 
 
-def _taken(
-    catalog: Catalog, plugin: PluginInfo, what: str, name: str, taken: dict[str, Any]
-) -> bool:
-    """Whether ``name`` is taken (the first plugin keeps it; this one's is an error)."""
-    if name not in taken:
-        return False
-    other = taken[name].plugin
-    catalog.errors.append(
-        _listing_error(plugin, f"{what} {name!r} is already registered by {other!r}")
+_PARAM_TYPES = (bool, int, float, str)
+
+
+def _bot_entry(plugin: PluginInfo, bot: dict[str, Any]) -> BotEntry:
+    """The entry a listing describes; KeyError, TypeError or ValueError if it is malformed."""
+    params = bot.get("params", {})
+    if not isinstance(params, dict) or not all(
+        isinstance(k, str) and isinstance(v, _PARAM_TYPES) for k, v in params.items()
+    ):
+        raise TypeError(f"parameters {str(params)[:80]} are not names with simple defaults")
+    return BotEntry(
+        check_name("bot", bot["name"]),
+        str(bot.get("description", "")),
+        dict(params),
+        plugin.name,
+        plugin.distribution,
+        plugin.version,
+        tuple(str(v) for v in bot.get("variants", ("classic", "huibers"))),
+        tuple(int(p) for p in bot.get("players", (2, 3, 4))),
     )
-    return True
+
+
+def _deck_set_entry(plugin: PluginInfo, deck_set: dict[str, Any]) -> DeckSetEntry:
+    """The deck set a listing describes; KeyError, TypeError or ValueError if it is malformed."""
+    decks = deck_set["decks"]
+    if not isinstance(decks, dict):
+        raise TypeError("decks are not a mapping of variant to decks")
+    return DeckSetEntry(
+        check_name("deck set", deck_set["name"]),
+        str(deck_set.get("description", "")),
+        dict(decks),
+        plugin.name,
+    )
+
+
+def _claims(
+    plugin: PluginInfo, listing: dict[str, Any]
+) -> tuple[list[Claim[BotEntry]], list[Claim[DeckSetEntry]]]:
+    """What a plugin's listing claims; KeyError, TypeError or ValueError if it is malformed."""
+    bots = [_bot_entry(plugin, bot) for bot in listing.get("bots", [])]
+    decks = [_deck_set_entry(plugin, deck_set) for deck_set in listing.get("deck_sets", [])]
+    return (
+        [Claim(b.name, plugin.name, plugin.distribution, b) for b in bots],
+        [Claim(d.name, plugin.name, plugin.distribution, d) for d in decks],
+    )
 
 
 def load_catalog(sandbox: Sandbox | None = None, timeout: float = LIST_TIME) -> Catalog:
     """Ask every ``arena.bots`` plugin, each in its own host process (all at once), what it
-    registers."""
+    registers, and settle who owns which name."""
     sandbox = sandbox if sandbox is not None else choose_sandbox()
     plugins = plugin_entry_points()
     procs = []
     for plugin in plugins:
-        argv = [sys.executable, "-m", "arena.host", "--plugin", plugin.name, "--list"]
+        argv = [sys.executable, "-m", "arena.host", "--plugin", plugin.ref, "--list"]
         procs.append(
             subprocess.Popen(
                 sandbox.command(argv),
@@ -113,6 +169,8 @@ def load_catalog(sandbox: Sandbox | None = None, timeout: float = LIST_TIME) -> 
             )
         )
     catalog = Catalog()
+    bots: list[Claim[BotEntry]] = []
+    deck_sets: list[Claim[DeckSetEntry]] = []
     deadline = time.monotonic() + timeout
     for plugin, proc in zip(plugins, procs, strict=True):
         try:
@@ -132,25 +190,17 @@ def load_catalog(sandbox: Sandbox | None = None, timeout: float = LIST_TIME) -> 
             continue
         if listing.get("error"):
             catalog.errors.append(_listing_error(plugin, str(listing["error"])))
-        for deck_set in listing.get("deck_sets", []):
-            name = str(deck_set["name"])
-            if _taken(catalog, plugin, "deck set", name, catalog.deck_sets):
-                continue
-            catalog.deck_sets[name] = DeckSetEntry(
-                name, str(deck_set.get("description", "")), dict(deck_set["decks"]), plugin.name
+        try:
+            claimed_bots, claimed_decks = _claims(plugin, listing)
+        except (KeyError, TypeError, ValueError, AttributeError) as exc:
+            catalog.errors.append(
+                _listing_error(plugin, f"malformed listing: {type(exc).__name__}: {exc}")
             )
-        for bot in listing.get("bots", []):
-            name = str(bot["name"])
-            if _taken(catalog, plugin, "bot", name, catalog.bots):
-                continue
-            catalog.bots[name] = BotEntry(
-                name,
-                str(bot.get("description", "")),
-                dict(bot.get("params", {})),
-                plugin.name,
-                plugin.distribution,
-                plugin.version,
-                tuple(str(v) for v in bot.get("variants", ("classic", "huibers"))),
-                tuple(int(p) for p in bot.get("players", (2, 3, 4))),
-            )
+            continue
+        bots += claimed_bots
+        deck_sets += claimed_decks
+    owned_bots, owned_decks = settle("bot", bots), settle("deck set", deck_sets)
+    catalog.bots, catalog.contested = owned_bots.owned, owned_bots.contested
+    catalog.deck_sets = owned_decks.owned
+    catalog.errors += refusal_errors(owned_bots, owned_decks)
     return catalog

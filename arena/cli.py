@@ -185,7 +185,7 @@ def play(
     catalog = load_catalog(box)
     specs = [catalog.resolve(text) for text in bots]
     handles = [
-        HostHandle(str(spec), entry.plugin, sandbox=box, memory_mb=memory_mb)
+        HostHandle(str(spec), entry.plugin_ref, sandbox=box, memory_mb=memory_mb)
         for spec, entry in specs
     ]
     referee = Referee(rules, move_time=move_time, max_faults=max_faults or None)
@@ -251,7 +251,8 @@ def _play(
 @json_option
 def bots(sandbox: str, as_json: bool) -> None:
     """List every bot installed here: its plugin, distribution, version, description and
-    parameters, and every plugin that failed to load (with its error).
+    parameters, and every plugin error: a plugin that failed to load, or a bot name it may not
+    use (a name belongs to one distribution; the arena's own bots keep theirs).
 
     Plugins are found through the `arena.bots` entry points and asked in their own processes,
     so a broken plugin cannot break this command or the others.
@@ -279,8 +280,8 @@ def bots(sandbox: str, as_json: bool) -> None:
         plays = ", ".join(entry.variants) + "; " + "/".join(map(str, entry.players)) + " players"
         click.echo(f"{'':<14} plays: {plays}")
     for error in catalog.errors:
-        origin = f" ({error.distribution})" if error.distribution else ""
-        click.echo(f"plugin {error.plugin!r}{origin} failed to load: {error.error}")
+        origin = f" of {error.distribution}" if error.distribution else ""
+        click.echo(f"error: plugin {error.plugin!r}{origin}: {error.error}")
     if not catalog.bots:
         click.echo("no bots installed")
 
@@ -411,13 +412,24 @@ def solve(variant: str, rebuild: bool, as_json: bool) -> None:
     default=None,
     help="Where to write the package (default: ./loveletter-NAME).",
 )
-def new_bot(name: str, directory: Path | None) -> None:
+@click.option(
+    "--sandbox",
+    type=click.Choice(["auto", "bwrap", "none"]),
+    default="auto",
+    show_default=True,
+    help="Where plugins are asked which names they use (see `arena play --help`).",
+)
+def new_bot(name: str, directory: Path | None, sandbox: str) -> None:
     """Write a ready bot package NAME: pyproject with the entry point, a bot module and a test.
 
-    `pip install -e DIR` it and the bot shows up in `arena bots` at once.
+    NAME must not be taken: a bot name belongs to one distribution, so a name already installed
+    is refused. `pip install -e DIR` the package and the bot shows up in `arena bots` at once.
     """
-    from arena.scaffold import write_bot_package
+    from arena.catalog import load_catalog
+    from arena.scaffold import check_name, check_name_free, write_bot_package
 
+    check_name(name)
+    check_name_free(name, load_catalog(_sandbox(sandbox)))
     root = write_bot_package(name, directory)
     click.echo(f"wrote a bot package in {root}")
     click.echo(f"next: pip install -e {root} && arena check {name}")

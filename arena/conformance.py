@@ -334,13 +334,13 @@ class _Run:
 
     def _bot_handle(self) -> HostHandle:
         handle = HostHandle(
-            self.spec, self.entry.plugin, sandbox=self.sandbox, memory_mb=self.memory_mb
+            self.spec, self.entry.plugin_ref, sandbox=self.sandbox, memory_mb=self.memory_mb
         )
         self.handles.append(handle)
         return handle
 
     def _opponent_handle(self) -> HostHandle:
-        handle = HostHandle(self.opponent.name, self.opponent.plugin, sandbox=self.sandbox)
+        handle = HostHandle(self.opponent.name, self.opponent.plugin_ref, sandbox=self.sandbox)
         self.handles.append(handle)
         return handle
 

@@ -1,8 +1,9 @@
 """The bot host: one process per bot, run as ``python -m arena.host``.
 
-It loads ONE plugin (an ``arena.bots`` entry point) with pluggy, builds the bot, and answers the
-referee over the protocol of :mod:`arena.protocol` on its standard input and output. Before the
-plugin is imported, the protocol's file descriptors are moved out of the way: the bot's ``print``
+It loads ONE plugin, the ``arena.bots`` entry point ``--plugin DISTRIBUTION:ENTRY_POINT`` names
+(one entry point of one distribution), with pluggy, builds the bot, and answers the referee over
+the protocol of :mod:`arena.protocol` on its standard input and output. Before the plugin is
+imported, the protocol's file descriptors are moved out of the way: the bot's ``print``
 and any other output to fd 1 or 2 end up on standard error, which the referee keeps as the bot's
 bounded log, and fd 0 reads nothing. ``--list`` instead prints one ``listing`` message describing
 what the plugin registers (the referee's process learns bot names this way without importing
@@ -53,7 +54,8 @@ def _error_text(exc: BaseException) -> str:
 
 
 def _load(plugin: str) -> Any:
-    """The registry of the one entry point called ``plugin``."""
+    """The registry of the one entry point ``plugin`` names (``DISTRIBUTION:ENTRY_POINT``, or an
+    entry-point name no other distribution uses)."""
     from arena.plugins import load_registry
 
     return load_registry(only=plugin)
@@ -162,7 +164,13 @@ def _serve(plugin: str, spec_text: str, proto_in: BinaryIO, proto_out: BinaryIO)
 def main(argv: list[str] | None = None) -> int:
     """Run a host (see the module docstring); returns the exit code."""
     parser = argparse.ArgumentParser(prog="python -m arena.host", description=__doc__)
-    parser.add_argument("--plugin", required=True, help="the arena.bots entry point to load")
+    parser.add_argument(
+        "--plugin",
+        required=True,
+        metavar="DISTRIBUTION:ENTRY_POINT",
+        help="the arena.bots entry point to load, of that distribution (the distribution may be "
+        "left out when no other has an entry point of that name)",
+    )
     parser.add_argument("--bot", help="the bot to serve: NAME or NAME[param=value,...]")
     parser.add_argument("--list", action="store_true", help="describe the plugin's bots and exit")
     parser.add_argument("--memory-mb", type=int, default=0, help="address-space limit (0: none)")

@@ -1,8 +1,11 @@
 """Plugin discovery and the bot registry, through pluggy and the ``arena.bots`` entry points.
 
-:func:`load_registry` imports the plugins named by the entry points and collects what they
-register. It is what a bot's host process does; it runs third-party code, so the referee's own
-process does not call it for untrusted bots.
+A plugin is identified by its distribution and its entry-point name, written
+``DISTRIBUTION:ENTRY_POINT`` (:func:`plugin_ref`), since two distributions may both call an entry
+point ``reference``. :func:`load_registry` imports plugins and collects what they register,
+settling names by the ownership rule of :mod:`arena.names`. It is what a bot's host process does
+(for its one plugin); it runs third-party code, so the referee's own process does not call it
+for untrusted bots.
 """
 
 from __future__ import annotations
@@ -17,6 +20,7 @@ import pluggy
 from arena import hookspecs
 from arena.botspec import BotSpec, unknown_bot
 from arena.errors import UnknownBotError
+from arena.names import Claim, Settlement, canonical, check_name, is_builtin, one_line, settle
 
 GROUP = "arena.bots"
 
@@ -68,13 +72,17 @@ class Registry:
     bots: dict[str, BotInfo] = field(default_factory=dict)
     deck_sets: dict[str, DeckSetInfo] = field(default_factory=dict)
     errors: list[PluginError] = field(default_factory=list)
+    #: Names registered by several distributions, which none may use: name -> why (one line).
+    contested: dict[str, str] = field(default_factory=dict)
 
     def get(self, name: str) -> BotInfo:
-        """The bot called ``name``; raises UnknownBotError naming the known bots."""
-        try:
+        """The bot called ``name``; raises UnknownBotError naming the known bots (or why a
+        registered name may not be used)."""
+        if name in self.bots:
             return self.bots[name]
-        except KeyError:
-            raise unknown_bot(name, self.bots, [e.plugin for e in self.errors]) from None
+        raise refused_bot(name, self.contested) or unknown_bot(
+            name, self.bots, [e.plugin for e in self.errors]
+        )
 
     def build(self, text: str | BotSpec) -> tuple[BotSpec, Any]:
         """Parse a bot spec, check it, and build the bot; returns (canonical spec, bot)."""
@@ -82,6 +90,12 @@ class Registry:
         info = self.get(spec.name)
         canonical = spec.resolve(info.params)
         return canonical, info.build(canonical)
+
+
+def refused_bot(name: str, contested: dict[str, str]) -> UnknownBotError | None:
+    """The error for bot ``name`` when two distributions claim it, else ``None``."""
+    why = contested.get(canonical(name))
+    return UnknownBotError(why) if why else None
 
 
 def _claimed_variants(bot: str, variants: Iterable[str] | None) -> tuple[str, ...]:
@@ -112,6 +126,12 @@ def _distribution_of(ep: md.EntryPoint) -> tuple[str, str]:
     return dist.metadata["Name"] or "", dist.version or ""
 
 
+def plugin_ref(distribution: str, entry_point: str) -> str:
+    """How a host is told which plugin to load: ``DISTRIBUTION:ENTRY_POINT`` (just the entry
+    point when the distribution is unknown)."""
+    return f"{distribution}:{entry_point}" if distribution else entry_point
+
+
 @dataclass(frozen=True)
 class PluginInfo:
     """An ``arena.bots`` entry point as its metadata describes it (nothing imported)."""
@@ -121,14 +141,57 @@ class PluginInfo:
     distribution: str
     version: str
 
+    @property
+    def ref(self) -> str:
+        """The plugin's :func:`plugin_ref`."""
+        return plugin_ref(self.distribution, self.name)
+
+
+def _plugin_order(ep: md.EntryPoint) -> tuple[bool, str, str]:
+    dist = _distribution_of(ep)[0]
+    return (not is_builtin(dist), canonical(dist), ep.name)
+
+
+def _entry_points() -> list[md.EntryPoint]:
+    """The ``arena.bots`` entry points: the arena's own first, then by distribution and name."""
+    return sorted(md.entry_points(group=GROUP), key=_plugin_order)
+
 
 def plugin_entry_points() -> list[PluginInfo]:
-    """Every ``arena.bots`` entry point, by name, read from installed metadata only."""
+    """Every ``arena.bots`` entry point, read from installed metadata only, in plugin order (the
+    arena's own first, then by distribution and entry-point name)."""
     out = []
-    for ep in sorted(md.entry_points(group=GROUP), key=lambda e: e.name):
+    for ep in _entry_points():
         dist, version = _distribution_of(ep)
         out.append(PluginInfo(ep.name, ep.value, dist, version))
     return out
+
+
+def find_entry_point(ref: str) -> md.EntryPoint:
+    """The one entry point ``ref`` names: ``DISTRIBUTION:ENTRY_POINT``, or ``ENTRY_POINT`` when
+    a single distribution has an entry point of that name. Raises :class:`UnknownBotError` (one
+    line) when there is none or the name is ambiguous."""
+    dist, colon, name = ref.partition(":")  # a distribution's name never holds a ':'
+    if not colon:
+        dist, name = "", ref
+    found = [
+        ep
+        for ep in _entry_points()
+        if ep.name == name and (not dist or canonical(_distribution_of(ep)[0]) == canonical(dist))
+    ]
+    if not found:
+        raise UnknownBotError(f"no {GROUP!r} entry point {ref!r} is installed")
+    if len(found) > 1:
+        sources = ", ".join(plugin_ref(_distribution_of(ep)[0], name) for ep in found)
+        raise UnknownBotError(
+            f"{len(found)} {GROUP!r} entry points are called {name!r} ({sources}); "
+            "name one as DISTRIBUTION:ENTRY_POINT"
+        )
+    return found[0]
+
+
+def _failure(exc: BaseException) -> str:
+    return one_line(f"{type(exc).__name__}: {exc}")
 
 
 def load_registry(
@@ -136,35 +199,33 @@ def load_registry(
     entry_points: bool = True,
     only: str | None = None,
 ) -> Registry:
-    """Load the ``arena.bots`` plugins (and ``extra_plugins``, as ``(name, plugin)`` pairs) and
-    collect their bots and deck sets. A plugin that fails is listed in ``errors``; the rest load.
-    With ``only``, just the entry point of that name is loaded (a bot host loads its own plugin
-    and no other); :class:`UnknownBotError` if there is none.
+    """Load the ``arena.bots`` plugins (and ``extra_plugins``, as ``(name, plugin)`` pairs, with
+    no distribution) and collect their bots and deck sets, their names settled by the rule of
+    :mod:`arena.names`. A plugin that fails, and every refused name, is listed in ``errors``;
+    the rest load. With ``only`` (a :func:`plugin_ref`), just that one entry point is loaded (a
+    bot host loads its own plugin and no other); :class:`UnknownBotError` if there is none.
     """
     registry = Registry()
     pm = pluggy.PluginManager("arena")
     pm.add_hookspecs(hookspecs)
-    origin: dict[str, tuple[str, str]] = {}
+    origin: dict[str, tuple[str, str, str]] = {}  # pluggy name -> plugin, distribution, version
     if entry_points:
-        found = sorted(md.entry_points(group=GROUP), key=lambda e: e.name)
-        if only is not None:
-            found = [ep for ep in found if ep.name == only]
-            if not found:
-                raise UnknownBotError(f"no {GROUP!r} entry point is called {only!r}")
+        found = [find_entry_point(only)] if only is not None else _entry_points()
         for ep in found:
             dist, version = _distribution_of(ep)
+            ref = plugin_ref(dist, ep.name)
             try:
-                pm.register(ep.load(), name=ep.name)
-                origin[ep.name] = (dist, version)
-            except Exception as exc:
-                registry.errors.append(PluginError(ep.name, dist, f"{type(exc).__name__}: {exc}"))
+                pm.register(ep.load(), name=ref)
+                origin[ref] = (ep.name, dist, version)
+            except (Exception, SystemExit) as exc:  # a plugin may even call sys.exit at import
+                registry.errors.append(PluginError(ep.name, dist, _failure(exc)))
     for name, plugin in extra_plugins:
         pm.register(plugin, name=name)
-        origin[name] = ("", "")
+        origin[name] = (name, "", "")
 
+    bots: list[Claim[BotInfo]] = []
     for impl in reversed(pm.hook.arena_register_bots.get_hookimpls()):
-        plugin_name = impl.plugin_name
-        dist, version = origin.get(plugin_name, ("", ""))
+        plugin, dist, version = origin[impl.plugin_name]
 
         def register_bot(
             name: str,
@@ -173,16 +234,12 @@ def load_registry(
             params: dict[str, Any] | None = None,
             variants: Iterable[str] | None = None,
             players: Iterable[int] | None = None,
-            _plugin: str = plugin_name,
+            _plugin: str = plugin,
             _dist: str = dist,
             _version: str = version,
         ) -> None:
-            if name in registry.bots:
-                raise ValueError(
-                    f"bot {name!r} is already registered by {registry.bots[name].plugin!r}"
-                )
-            registry.bots[name] = BotInfo(
-                name,
+            info = BotInfo(
+                check_name("bot", name),
                 factory,
                 description,
                 dict(params or {}),
@@ -192,23 +249,39 @@ def load_registry(
                 _claimed_variants(name, variants),
                 _claimed_players(name, players),
             )
+            bots.append(Claim(name, _plugin, _dist, info))
 
         try:
             impl.function(register=register_bot)
         except Exception as exc:
-            registry.errors.append(PluginError(plugin_name, dist, f"{type(exc).__name__}: {exc}"))
+            registry.errors.append(PluginError(plugin, dist, _failure(exc)))
 
+    deck_sets: list[Claim[DeckSetInfo]] = []
     for impl in reversed(pm.hook.arena_register_deck_sets.get_hookimpls()):
-        plugin_name = impl.plugin_name
+        plugin, dist, _ = origin[impl.plugin_name]
 
         def register_deck_set(
-            name: str, loader: Callable[..., Any], description: str = "", _plugin: str = plugin_name
+            name: str,
+            loader: Callable[..., Any],
+            description: str = "",
+            _plugin: str = plugin,
+            _dist: str = dist,
         ) -> None:
-            registry.deck_sets[name] = DeckSetInfo(name, loader, description, _plugin)
+            info = DeckSetInfo(check_name("deck set", name), loader, description, _plugin)
+            deck_sets.append(Claim(name, _plugin, _dist, info))
 
         try:
             impl.function(register=register_deck_set)
         except Exception as exc:
-            dist = origin.get(plugin_name, ("", ""))[0]
-            registry.errors.append(PluginError(plugin_name, dist, f"{type(exc).__name__}: {exc}"))
+            registry.errors.append(PluginError(plugin, dist, _failure(exc)))
+
+    owned_bots, owned_decks = settle("bot", bots), settle("deck set", deck_sets)
+    registry.bots, registry.contested = owned_bots.owned, owned_bots.contested
+    registry.deck_sets = owned_decks.owned
+    registry.errors += refusal_errors(owned_bots, owned_decks)
     return registry
+
+
+def refusal_errors(*settled: Settlement[Any]) -> list[PluginError]:
+    """The refused claims of ``settled`` as plugin errors."""
+    return [PluginError(r.plugin, r.distribution, r.message) for s in settled for r in s.refusals]

@@ -7,11 +7,17 @@ README and a pytest test. ``pip install -e`` it and the bot shows up in ``arena 
 
 from __future__ import annotations
 
+import importlib.metadata as md
 import re
 from pathlib import Path
 from string import Template
+from typing import TYPE_CHECKING
 
 from arena.errors import ArenaError
+from arena.names import canonical
+
+if TYPE_CHECKING:
+    from arena.catalog import Catalog
 
 #: What a bot name given to :func:`write_bot_package` must look like.
 NAME_PATTERN = re.compile(r"^[a-z][a-z0-9]*(?:[-_][a-z0-9]+)*$")
@@ -43,6 +49,29 @@ def check_name(name: str) -> None:
             f"bad bot name {name!r}: use lower-case letters, digits and single '-' or '_' "
             f"between them, starting with a letter, at most {MAX_NAME} characters (e.g. my-bot)"
         )
+
+
+def check_name_free(name: str, catalog: Catalog) -> None:
+    """Raise :class:`ScaffoldError` if bot ``name`` would clash with what is installed: a bot of
+    that name (names compare folded, see :mod:`arena.names`) owned or claimed by a
+    distribution, or an installed distribution ``loveletter-NAME``."""
+    key = canonical(name)
+    for entry in catalog.bots.values():
+        if canonical(entry.name) == key:
+            raise ScaffoldError(
+                f"bot name {name!r} is taken: {entry.distribution or 'an installed plugin'} "
+                f"has a bot {entry.name!r}; choose another name"
+            )
+    if key in catalog.contested:
+        raise ScaffoldError(f"bot name {name!r} is taken: {catalog.contested[key]}")
+    try:
+        md.distribution(f"loveletter-{name}")
+    except md.PackageNotFoundError:
+        return
+    raise ScaffoldError(
+        f"bot name {name!r} is taken: a distribution loveletter-{name} is installed; "
+        "choose another name"
+    )
 
 
 def _check_directory(root: Path) -> None:

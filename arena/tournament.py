@@ -24,6 +24,8 @@ from arena.disqualification import DisqualificationLedger, Verdict
 from arena.errors import ArenaError, UnknownBotError
 from arena.game.variants import Variant
 from arena.hosted import MEMORY_MB
+from arena.names import canonical
+from arena.plugins import plugin_ref
 from arena.sandbox import Sandbox
 from arena.schedule import ScheduledGame, round_robin
 from arena.worker import BlockResult, BlockTask, WorkerSetup, faulted
@@ -169,14 +171,24 @@ def _plan(
 
 def plan_resume(store: Store, tournament_id: int, catalog: Catalog) -> Plan:
     """The plan of stored tournament ``tournament_id``, with the bots installed now; raises
-    :class:`TournamentError` if one of them is missing or is not the version it played with."""
+    :class:`TournamentError` if one of them is missing, now belongs to another distribution, or
+    is not the version it played with."""
     detail = store.tournament(tournament_id)
     config = detail.configuration
     entrants = []
     for stored in detail.entrants:
-        spec, entry = catalog.resolve(BotSpec.parse(stored.name))
-        now = (entry.plugin, entry.distribution, entry.version)
-        then = (stored.plugin, stored.distribution, stored.version)
+        try:
+            spec, entry = catalog.resolve(BotSpec.parse(stored.name))
+        except UnknownBotError as exc:
+            raise TournamentError(f"tournament {tournament_id} cannot be resumed: {exc}") from None
+        if canonical(entry.distribution) != canonical(stored.distribution):
+            raise TournamentError(
+                f"tournament {tournament_id} played bot {stored.name!r} of "
+                f"{stored.distribution or 'no distribution'}, but the name now belongs to "
+                f"{entry.distribution or 'no distribution'}; start a new tournament instead"
+            )
+        now = (entry.plugin, entry.version)
+        then = (stored.plugin, stored.version)
         if now != then:
             raise TournamentError(
                 f"tournament {tournament_id} played bot {stored.name!r} from "
@@ -272,7 +284,7 @@ def worker_setup(
         variant=plan.spec.variant,
         move_time=plan.spec.move_time,
         max_faults=plan.spec.max_faults,
-        entrants={e.name: e.plugin for e in plan.entrants},
+        entrants={e.name: plugin_ref(e.distribution, e.plugin) for e in plan.entrants},
         decks=plan.decks,
         sandbox=sandbox,
         memory_mb=memory_mb,

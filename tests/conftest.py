@@ -1,10 +1,14 @@
-"""Shared fixtures: the misbehaving test bots, installed as a real package with entry points."""
+"""Shared fixtures: the test bot packages of tests/fixtures, installed as real packages with entry
+points."""
 
 from __future__ import annotations
 
+import importlib
+import os
+import shutil
 import subprocess
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -33,3 +37,52 @@ def faulty_bots(faulty_site: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[
     monkeypatch.syspath_prepend(str(faulty_site))
     monkeypatch.setenv("PYTHONPATH", str(faulty_site))
     yield faulty_site
+
+
+def _install(source: Path, target: Path) -> None:
+    """``pip install`` the package at ``source`` into the directory ``target`` (from a copy, so
+    no build files are left among the fixtures)."""
+    copy = target.parent / f"{source.name}-src"
+    shutil.copytree(source, copy)
+    subprocess.run(
+        [
+            sys.executable, "-m", "pip", "install", "--quiet", "--no-deps", "--no-build-isolation",
+            "--disable-pip-version-check", "--target", str(target), str(copy),
+        ],
+        check=True,
+        capture_output=True,
+    )  # fmt: skip
+
+
+@pytest.fixture(scope="session")
+def fixture_site(tmp_path_factory: pytest.TempPathFactory) -> Callable[[str], Path]:
+    """``fixture_site(NAME)``: a directory holding the package ``tests/fixtures/NAME``,
+    pip-installed into it on first use (each package gets a directory of its own)."""
+    sites: dict[str, Path] = {}
+
+    def site(name: str) -> Path:
+        if name not in sites:
+            target = tmp_path_factory.mktemp(name) / "site"
+            _install(FIXTURES / name, target)
+            sites[name] = target
+        return sites[name]
+
+    return site
+
+
+@pytest.fixture
+def installed(
+    fixture_site: Callable[[str], Path], monkeypatch: pytest.MonkeyPatch
+) -> Callable[..., None]:
+    """``installed(NAME, ...)``: make exactly these fixture packages visible to this process's
+    entry points and to bot hosts (a later call replaces the earlier one's packages)."""
+    path = list(sys.path)
+    outer = os.environ.get("PYTHONPATH")
+
+    def install(*names: str) -> None:
+        sites = [str(fixture_site(name)) for name in names]
+        monkeypatch.setattr(sys, "path", [*sites, *path])
+        monkeypatch.setenv("PYTHONPATH", os.pathsep.join(p for p in (*sites, outer) if p))
+        importlib.invalidate_caches()
+
+    return install

@@ -1,4 +1,4 @@
-"""Bot specifications and the pluggy registry."""
+"""Bot specifications, the pluggy registry, and who owns a bot name."""
 
 from __future__ import annotations
 
@@ -10,7 +10,8 @@ import pytest
 from arena.botspec import BotSpec
 from arena.errors import UnknownBotError
 from arena.hookspecs import hookimpl
-from arena.plugins import load_registry
+from arena.names import Claim, check_name, settle
+from arena.plugins import find_entry_point, load_registry, plugin_ref
 from bots.uniform import UniformBot
 
 
@@ -78,3 +79,101 @@ def test_reference_plugin_comes_from_our_distribution() -> None:
     info = load_registry().get("uniform")
     assert info.plugin == "reference"
     assert info.distribution == "loveletter-arena"
+
+
+# --- names are owned (arena.names; the installed attacks are in test_names.py) ----------------
+
+
+#: "greedy" spelt with two Cyrillic letters that look like e.
+LOOKALIKE = "gr\u0435\u0435dy"
+
+
+def claims(*made: tuple[str, str, str]) -> list[Claim[str]]:
+    """Claims ``(name, plugin, distribution)``, each carrying ``plugin/distribution`` as its
+    item, in the order given."""
+    return [Claim(name, plugin, dist, f"{plugin}/{dist}") for name, plugin, dist in made]
+
+
+def test_the_arena_s_own_bots_keep_their_names_whoever_claims_first() -> None:
+    settled = settle(
+        "bot",
+        claims(
+            ("greedy", "aaa", "aaa-thief"),
+            ("GREEDY", "shouty", "shouty-thief"),
+            ("greedy", "reference", "loveletter-arena"),
+        ),
+    )
+    assert settled.owned == {"greedy": "reference/loveletter-arena"}
+    assert settled.contested == {}
+    assert [(r.plugin, r.distribution) for r in settled.refusals] == [
+        ("aaa", "aaa-thief"),
+        ("shouty", "shouty-thief"),
+    ]
+    assert settled.refusals[1].message == (
+        "bot 'GREEDY' of shouty-thief is refused: the name belongs to loveletter-arena "
+        "(choose another name)"
+    )
+
+
+def test_within_one_distribution_the_first_registration_counts() -> None:
+    settled = settle(
+        "bot",
+        claims(("echo", "a", "dist"), ("echo", "a", "dist"), ("echo", "b", "Dist")),
+    )
+    assert settled.owned == {"echo": "a/dist"}
+    assert [r.message for r in settled.refusals] == [
+        "bot 'echo' registered again by plugin 'a' of dist is refused: the first registration "
+        "counts",
+        "bot 'echo' of plugin 'b' of Dist is refused: plugin 'a' registers it first",
+    ]
+
+
+def test_a_name_third_parties_share_belongs_to_none_of_them() -> None:
+    settled = settle(
+        "deck set",
+        claims(("my-set", "one", "first"), ("my_set", "two", "second"), ("mine", "two", "second")),
+    )
+    assert settled.owned == {"mine": "two/second"}
+    assert settled.why_not("MY.SET") == (
+        "deck set 'my-set' is refused: first and second both register it, and a name several "
+        "distributions claim belongs to none of them (uninstall all but one)"
+    )
+    assert [(r.plugin, r.message) for r in settled.refusals] == [
+        ("one", settled.why_not("my-set")),
+        ("two", settled.why_not("my-set")),
+    ]
+
+
+@pytest.mark.parametrize("name", [LOOKALIKE, "", "1st", "a b", "x" * 65, "new\nline", 7])
+def test_a_name_must_be_plain_ascii(name: Any) -> None:
+    with pytest.raises(ValueError, match="is not allowed") as info:
+        check_name("bot", name)
+    assert "\n" not in str(info.value)
+
+
+class ImpostorPlugin:
+    @hookimpl
+    def arena_register_bots(self, register: Callable[..., Any]) -> None:
+        register("uniform", Tunable, "not the arena's uniform")
+        register(LOOKALIKE, Tunable, "a look-alike of greedy")
+        register("never", Tunable, "not reached: the name before it raised")
+
+
+def test_an_in_process_plugin_cannot_take_a_name_or_break_another_plugin() -> None:
+    registry = load_registry([("impostor", ImpostorPlugin()), ("tunable", TunablePlugin())])
+    assert registry.get("uniform").distribution == "loveletter-arena"
+    assert registry.get("tunable").plugin == "tunable"
+    assert "never" not in registry.bots and LOOKALIKE not in registry.bots
+    assert [e.plugin for e in registry.errors] == ["impostor", "impostor"]
+    assert "is not allowed" in registry.errors[0].error
+    assert "belongs to loveletter-arena" in registry.errors[1].error
+
+
+def test_a_host_is_told_one_plugin_of_one_distribution() -> None:
+    assert plugin_ref("loveletter-arena", "reference") == "loveletter-arena:reference"
+    assert find_entry_point("loveletter-arena:reference").value == "bots.plugin"
+    assert find_entry_point("Loveletter_Arena:reference").value == "bots.plugin"
+    assert find_entry_point("reference").value == "bots.plugin"
+    for missing in ("someone-else:reference", "loveletter-arena:nothing"):
+        with pytest.raises(UnknownBotError, match="is installed"):
+            find_entry_point(missing)

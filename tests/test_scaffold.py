@@ -85,10 +85,11 @@ def test_a_non_empty_directory_or_a_file_is_refused(tmp_path: Path) -> None:
 
 def test_cli_writes_the_package_and_reports_bad_input_in_one_line(tmp_path: Path) -> None:
     runner = CliRunner()
-    done = runner.invoke(cli, ["new-bot", "greedy", "--dir", str(tmp_path / "g")])
+    new_bot = ["new-bot", "sharp", "--sandbox", "none", "--dir", str(tmp_path / "g")]
+    done = runner.invoke(cli, new_bot)
     assert done.exit_code == 0, done.output
-    assert "wrote a bot package in" in done.output and "arena check greedy" in done.output
-    again = runner.invoke(cli, ["new-bot", "greedy", "--dir", str(tmp_path / "g")])
+    assert "wrote a bot package in" in done.output and "arena check sharp" in done.output
+    again = runner.invoke(cli, new_bot)
     assert again.exit_code == 2
     assert again.output.startswith("arena: error: ") and again.output.count("\n") == 1
     bad = runner.invoke(cli, ["new-bot", "Not A Name", "--dir", str(tmp_path / "n")])
