@@ -19,6 +19,7 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from arena.catalog import BotEntry
 from arena.sandbox import TRUSTED_DISTRIBUTION, Sandbox, cache_dir
 
 #: Seconds one bot may take to compile.
@@ -135,15 +136,13 @@ def compile_kernels(
     return errors
 
 
-def trusted_bots(entries: Iterable[object], variant: str | None = None) -> list[TrustedBot]:
-    """The arena's own bots among catalog ``entries`` (:class:`~arena.catalog.BotEntry`), each
-    with the variant (``variant`` if it plays it) and smallest table it plays."""
+def trusted_bots(entries: Iterable[BotEntry], variant: str | None = None) -> list[TrustedBot]:
+    """The arena's own bots among catalog ``entries``, each with the variant (``variant`` if it
+    plays it) and the smallest table it plays."""
     found = []
     for entry in entries:
-        if getattr(entry, "distribution", None) != TRUSTED_DISTRIBUTION:
+        if entry.distribution != TRUSTED_DISTRIBUTION:
             continue
-        variants = tuple(getattr(entry, "variants", ("classic",)))
-        chosen = variant if variant in variants else variants[0]
-        players = min(getattr(entry, "players", (2,)))
-        found.append(TrustedBot(entry.name, entry.plugin, chosen, players))  # type: ignore[attr-defined]
+        chosen = variant if variant is not None and variant in entry.variants else entry.variants[0]
+        found.append(TrustedBot(entry.name, entry.plugin, chosen, min(entry.players)))
     return found

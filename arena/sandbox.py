@@ -205,6 +205,8 @@ class Sandbox:
             "--unshare-pid", "--unshare-net", "--unshare-ipc", "--unshare-uts",
             "--unshare-cgroup-try",
             "--new-session", "--die-with-parent",
+            # /tmp first: packages installed below /tmp are then mounted on top of it.
+            "--size", str(self.limits.scratch_mb << 20), "--tmpfs", "/tmp",
         ]  # fmt: skip
         for path in LIBRARY_DIRS:
             if os.path.islink(path):
@@ -216,10 +218,12 @@ class Sandbox:
             cmd += ["--ro-bind", path, path]
         if self.kernels:
             cmd += ["--ro-bind", self.kernels, self.kernels]
-        cmd += ["--proc", "/proc", "--dir", "/dev"]
+        # /proc read-only: the host's kernel uid is root's when root runs the arena (mapped to
+        # SANDBOX_UID inside, with no capability), so writable sysctls would be a hole.
+        cmd += ["--proc", "/proc", "--remount-ro", "/proc", "--dir", "/dev"]
         for device in DEVICES:
             cmd += ["--dev-bind", device, device]
-        cmd += ["--size", str(self.limits.scratch_mb << 20), "--tmpfs", "/tmp", "--chdir", "/tmp"]
+        cmd += ["--chdir", "/tmp"]
         if seccomp_fd is not None:
             cmd += ["--seccomp", str(seccomp_fd)]
         return [*cmd, *argv]
@@ -308,10 +312,10 @@ def _package_locations() -> set[str]:
     directories, every ``PYTHONPATH`` entry, and the directory of every installed top-level
     package or module (found, not imported: editable installs live outside the environment)."""
     places = {os.path.dirname(os.path.realpath(sys.executable)), sys.prefix, sys.exec_prefix}
-    for scheme_paths in (sysconfig.get_paths(), sysconfig.get_paths(vars={"base": sys.base_prefix})):
+    for scheme in (sysconfig.get_paths(), sysconfig.get_paths(vars={"base": sys.base_prefix})):
         for key in ("stdlib", "platstdlib", "purelib", "platlib"):
-            if key in scheme_paths:
-                places.add(scheme_paths[key])
+            if key in scheme:
+                places.add(scheme[key])
     places.update(site.getsitepackages())
     places.update(p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p)
     names: set[str] = set()

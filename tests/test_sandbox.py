@@ -1,69 +1,240 @@
-"""The bot sandbox: what a bot in a bubblewrap host cannot do, what the fallback still lets it do,
-and how the sandbox is chosen."""
+"""The threat model of docs/sandbox.md, attack by attack: each hostile bot of
+tests/fixtures/hostile_bots (a real installed package) attacks from inside a real host in the real
+sandbox, and the test checks containment: the referee finishes with a record, the fault is
+recorded where one is due, and nothing escapes."""
 
 from __future__ import annotations
 
+import hashlib
+import os
 import shutil
+import socket
 import tempfile
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
 
+import arena
+from arena import cgroups
 from arena import sandbox as S
 from arena.hosted import HostHandle
-from arena.referee import Referee
+from arena.records import GameRecord
+from arena.referee import InProcessHandle, Referee
+from bots.uniform import UniformBot
 
 bwrap_missing = S._bwrap_error()
 needs_bwrap = pytest.mark.skipif(
     bwrap_missing is not None, reason=f"no working bubblewrap here: {bwrap_missing}"
 )
-
-
-def snoop_report(box: S.Sandbox, secret: Path) -> str:
-    """Play a round with the snoop bot trying to read ``secret``; return what it reported."""
-    snoop = HostHandle(f"snoop[path={secret}]", "faulty", sandbox=box)
-    other = HostHandle("uniform", "reference", sandbox=S.Sandbox("none"))
-    try:
-        record = Referee(move_time=5.0).play_round([snoop, other], seed=2)
-        assert record.faults == []
-        time.sleep(0.1)
-        return snoop.log.text()
-    finally:
-        snoop.close()
-        other.close()
+cgroups_missing = "" if isinstance(cgroups.probe(), cgroups.Hierarchy) else str(cgroups.probe())
+needs_cgroups = pytest.mark.skipif(
+    bool(cgroups_missing), reason=f"no control groups here: {cgroups_missing}"
+)
 
 
 @pytest.fixture
-def secret(monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
-    """A database file in the working directory (outside /tmp, which a sandbox replaces anyway),
-    and ARENA_DB naming it."""
-    work = Path(tempfile.mkdtemp(prefix="arena-test-cwd-", dir="/var/tmp"))
-    monkeypatch.chdir(work)
-    db = work / "arena.db"
-    db.write_bytes(b"SQLite format 3\0 secret standings")
-    monkeypatch.setenv("ARENA_DB", f"sqlite:///{db}")
-    yield db
-    shutil.rmtree(work)
+def hostile(installed: Callable[..., None]) -> None:
+    """The hostile bots, installed (before the sandbox is chosen, which lists what it shows)."""
+    installed("hostile_bots")
+
+
+def attack(spec: str, box: S.Sandbox, move_time: float = 30.0) -> tuple[GameRecord, str]:
+    """Play one round of the hostile bot ``spec`` in seat 0 against an in-process bot; return
+    the record and what the bot reported."""
+    host = HostHandle(spec, "hostile", sandbox=box)
+    try:
+        record = Referee(move_time=move_time).play_round(
+            [host, InProcessHandle(UniformBot(), "uniform")], seed=2
+        )
+        time.sleep(0.1)
+        return record, host.log.text()
+    finally:
+        host.close()
+
+
+def reported(log: str, what: str) -> str:
+    """The result the bot reported for ``what``."""
+    for line in log.splitlines():
+        if line.startswith(f"ATTACK {what} "):
+            return line[len(f"ATTACK {what} ") :]
+    raise AssertionError(f"no {what!r} report in the bot's log:\n{log}")
+
+
+@pytest.fixture
+def outside() -> Iterator[Path]:
+    """A directory of the machine outside anything the sandbox shows (not under /tmp either,
+    which a sandbox replaces anyway)."""
+    work = Path(tempfile.mkdtemp(prefix="arena-test-outside-", dir="/var/tmp"))
+    yield work
+    shutil.rmtree(work, ignore_errors=True)
+
+
+def _digest(directory: Path) -> str:
+    digest = hashlib.sha256()
+    for root, _, files in sorted(os.walk(directory)):
+        for name in sorted(files):
+            path = Path(root, name)
+            digest.update(str(path).encode())
+            if not path.is_symlink():
+                digest.update(path.read_bytes())
+    return digest.hexdigest()
 
 
 @needs_bwrap
-def test_sandboxed_bot_sees_no_database_network_processes_or_writable_env(
-    faulty_bots: Path, secret: Path
+def test_a_bot_cannot_plant_code_where_the_referee_loads_kernels(hostile: None) -> None:
+    box = S.choose_sandbox("bwrap")
+    trusted = Path(box.kernels) / "numba"
+    (trusted / "victim.nbi").write_bytes(b"compiled kernel index")
+    before = _digest(trusted)
+    record, log = attack(f"poisoner[path={trusted}]", box)
+    assert record.faults == []
+    assert reported(log, "plant").startswith("NOWRITE")
+    assert reported(log, "overwrite") == "CHANGED 0"
+    assert reported(log, "private-cache") == S.PRIVATE_KERNELS
+    assert _digest(trusted) == before and not (trusted / "planted.nbi").exists()
+    (trusted / "victim.nbi").unlink()
+
+
+@needs_bwrap
+def test_a_bot_run_by_root_has_no_privilege(hostile: None) -> None:
+    record, log = attack("rooter", S.choose_sandbox("bwrap"))
+    assert record.faults == []
+    assert reported(log, "capeff") == "0000000000000000"
+    assert reported(log, "uid") == f"{S.SANDBOX_UID}/{S.SANDBOX_UID}"
+    for what in ("umount", "mount", "unshare", "setuid", "sysctl", "ptrace"):
+        assert reported(log, what).startswith("FAIL"), what
+    assert S.choose_sandbox("bwrap").seccomp  # libseccomp is there: the filter is in force
+
+
+@needs_bwrap
+def test_the_file_system_is_an_allow_list(hostile: None, outside: Path) -> None:
+    database = outside / "arena.db"
+    database.write_bytes(b"SQLite format 3\0 standings")
+    deck_file = outside / "secret-decks.txt"
+    deck_file.write_text("8,1,1,1\n")
+    checkout = Path(arena.__file__).resolve().parent.parent / "pyproject.toml"
+    server = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    socket_path = outside / "service.sock"
+    server.bind(str(socket_path))
+    server.listen(1)
+    server.settimeout(0.2)
+    tcp = socket.create_server(("127.0.0.1", 0))
+    port = tcp.getsockname()[1]
+    paths = ";".join(str(p) for p in (database, deck_file, checkout, "/etc/passwd"))
+    try:
+        record, log = attack(
+            f"explorer[paths={paths},socket={socket_path},port={port}]",
+            S.choose_sandbox("bwrap", hide=[database, deck_file]),
+        )
+        with pytest.raises(TimeoutError):
+            server.accept()
+    finally:
+        server.close()
+        tcp.close()
+    assert record.faults == []
+    for path in (database, deck_file, checkout, "/etc/passwd"):
+        assert f"NOREAD {path} " in log
+    top = set(reported(log, "ls").split(","))
+    system = {"dev", "etc", "lib", "lib32", "lib64", "libx32", "proc", "tmp", "usr"}
+    assert top <= system | {p.split("/")[1] for p in S.choose_sandbox("bwrap").exposed}
+    assert reported(log, "unix").startswith("NOCONNECT")
+    assert reported(log, "tcp").startswith("NOCONNECT")
+
+
+@needs_bwrap
+def test_a_secret_inside_what_bots_see_is_refused() -> None:
+    inside = Path(arena.__file__).resolve().parent / "arena.db"
+    with pytest.raises(S.SandboxError, match="inside a directory the sandbox shows"):
+        S.choose_sandbox("bwrap", hide=[inside])
+
+
+@needs_bwrap
+@needs_cgroups
+def test_memory_is_limited_for_all_processes_of_a_bot_together(hostile: None) -> None:
+    box = S.choose_sandbox("bwrap", S.Limits(memory_mb=512))
+    record, log = attack("hog[mb=200,children=4,hold=5]", box)
+    assert [f.kind for f in record.faults] == ["limit"]
+    assert "memory limit (512 MiB" in record.faults[0].message
+    alive = int(reported(log, "hog").split()[1])
+    assert alive * 200 < 512  # the kernel killed children until the bot fit
+
+
+@needs_bwrap
+def test_scratch_space_is_limited(hostile: None) -> None:
+    record, log = attack("filler[mb=768]", S.choose_sandbox("bwrap"))
+    written = reported(log, "fill").split()
+    assert written[0] == "STOPPED" and int(written[1]) <= 64 and written[2] == "ENOSPC"
+    assert record.winners  # the round went on
+
+
+@needs_bwrap
+@needs_cgroups
+def test_processes_are_limited_and_going_over_is_a_fault(hostile: None) -> None:
+    record, log = attack("forker[n=300]", S.choose_sandbox("bwrap"))
+    stopped = reported(log, "fork").split()
+    assert stopped[0] == "STOPPED" and int(stopped[1]) < 64
+    assert [f.kind for f in record.faults] == ["limit"]
+    assert "process limit (64 processes" in record.faults[0].message
+
+
+@needs_bwrap
+def test_a_bot_sees_and_signals_no_other_process(hostile: None) -> None:
+    record, log = attack("spy", S.choose_sandbox("bwrap"))
+    assert len(reported(log, "pids").split()) <= 3  # bubblewrap's init, the host, ls
+    assert record.winners or record.faults  # the referee finished the round
+
+
+@needs_bwrap
+def test_nothing_a_bot_starts_outlives_its_host(hostile: None) -> None:
+    marker = f"arena-lingerer-{os.getpid()}-{time.monotonic_ns()}"
+    _, log = attack(f"lingerer[marker={marker}]", S.choose_sandbox("bwrap"))
+    assert reported(log, "linger") == "FORKED"
+    time.sleep(0.3)
+    left = [
+        pid for pid in os.listdir("/proc") if pid.isdigit() and marker.encode() in _cmdline(pid)
+    ]
+    assert left == []
+
+
+def _cmdline(pid: str) -> bytes:
+    try:
+        return Path(f"/proc/{pid}/cmdline").read_bytes()
+    except OSError:
+        return b""
+
+
+@needs_bwrap
+@needs_cgroups
+def test_control_groups_are_removed_with_their_hosts(hostile: None) -> None:
+    box = S.choose_sandbox("bwrap")
+    assert box.hierarchy is not None
+    host = HostHandle("spy", "hostile", sandbox=box)
+    Referee(move_time=30).play_round([host, InProcessHandle(UniformBot(), "uniform")], seed=1)
+    groups = [p for p in host._host.group.dirs.values()] if host._host and host._host.group else []
+    host.close()
+    assert groups and not any(p.exists() for p in groups)
+
+
+def test_a_third_party_bot_never_runs_unsandboxed_unless_asked(
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    report = snoop_report(S.choose_sandbox("bwrap"), secret)  # the working directory is hidden
-    assert "NOREAD FileNotFoundError" in report
-    assert "NONET" in report
-    pids = int(report.split("PIDS ")[1].split()[0])
-    assert pids <= 3  # bubblewrap's init and the host: no other process is visible
-    assert "NOWRITE" in report
-
-
-def test_without_a_sandbox_the_bot_can_read_files(faulty_bots: Path, secret: Path) -> None:
-    """What docs/sandbox.md says the fallback does not protect against."""
-    report = snoop_report(S.Sandbox("none"), secret)
-    assert f"READ {secret}" in report
+    S._bwrap_error.cache_clear()
+    monkeypatch.setattr(S.shutil, "which", lambda name: None)
+    try:
+        box = S.choose_sandbox("auto")
+        assert box.kind == "none" and box.fallback and "not installed" in (box.warning or "")
+        box.check("greedy", S.TRUSTED_DISTRIBUTION)  # the arena's own bots may
+        with pytest.raises(S.SandboxError, match=r"without a sandbox.*--sandbox none"):
+            box.check("explorer", "arena-test-hostile-bots")
+        S.choose_sandbox("none").check("explorer", "arena-test-hostile-bots")  # asked for
+        with pytest.raises(S.SandboxError, match="not installed"):
+            S.choose_sandbox("bwrap")
+        with pytest.raises(S.SandboxError, match="unknown sandbox"):
+            S.choose_sandbox("docker")
+    finally:
+        S._bwrap_error.cache_clear()
 
 
 def test_hosts_never_inherit_the_database_url(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -74,33 +245,13 @@ def test_hosts_never_inherit_the_database_url(monkeypatch: pytest.MonkeyPatch) -
         assert "ARENA_DB" not in env and env["PATH"] == "/usr/bin"
 
 
-@needs_bwrap
-def test_working_directory_and_home_are_hidden_but_packages_are_not(tmp_path: Path) -> None:
-    box = S.choose_sandbox("bwrap", hide=[tmp_path])
-    assert str(tmp_path.resolve()) in box.hidden
-    cmd = box.command(["python", "-m", "arena.host"])
-    assert (
-        cmd[0] == "bwrap" and "--unshare-all" in cmd and cmd[-3:] == ["python", "-m", "arena.host"]
-    )
-    import arena
-
-    package = str(Path(arena.__file__).resolve().parent)
-    if any(package.startswith(h + "/") for h in box.hidden):
-        assert package in box.exposed or any(package.startswith(e + "/") for e in box.exposed)
-
-
-def test_auto_falls_back_with_a_warning_and_bwrap_mode_refuses(
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
-    S._bwrap_error.cache_clear()
-    monkeypatch.setattr(S.shutil, "which", lambda name: None)
-    try:
-        box = S.choose_sandbox("auto")
-        assert box.kind == "none" and box.warning and "not installed" in box.warning
-        with pytest.raises(S.SandboxError, match="not installed"):
-            S.choose_sandbox("bwrap")
-        assert S.choose_sandbox("none").warning is None
-        with pytest.raises(S.SandboxError, match="unknown sandbox"):
-            S.choose_sandbox("docker")
-    finally:
-        S._bwrap_error.cache_clear()
+def test_enforcement_says_which_limits_hold() -> None:
+    limits = S.Limits(memory_mb=300, processes=10, scratch_mb=8)
+    isolated = S.Sandbox("bwrap", limits, seccomp=True, cgroup_reason="no cgroups here")
+    facts = isolated.enforcement()
+    assert facts["memory_mb"] == 300 and facts["processes"] == 10 and facts["scratch_mb"] == 8
+    assert "rlimits" in facts["enforced_by"] and "no cgroups here" in facts["enforced_by"]
+    assert "seccomp filter" in facts["isolation"]
+    assert "no sandbox" in S.Sandbox("none", limits).describe()
+    with pytest.raises(S.SandboxError):
+        S.Limits(processes=0)

@@ -23,7 +23,7 @@ import ast
 import hashlib
 import importlib.util
 import os
-from functools import lru_cache
+from functools import cache, lru_cache
 from pathlib import Path
 
 #: The packages whose modules define numba kernels.
@@ -62,7 +62,7 @@ def _package_of(path: Path) -> str | None:
     return None
 
 
-@lru_cache(maxsize=None)
+@cache
 def _imports(path: Path) -> frozenset[Path]:
     """The kernel-package files ``path`` imports (anywhere in it, including inside functions)."""
     try:
@@ -88,7 +88,7 @@ def _imports(path: Path) -> frozenset[Path]:
     return frozenset(found)
 
 
-@lru_cache(maxsize=None)
+@cache
 def closure(path: Path) -> tuple[Path, ...]:
     """``path`` and every kernel-package file it imports, directly or through others."""
     seen = {path}
@@ -101,7 +101,7 @@ def closure(path: Path) -> tuple[Path, ...]:
     return tuple(sorted(seen))
 
 
-@lru_cache(maxsize=None)
+@cache
 def closure_stamp(path: Path) -> str:
     """A hash of the names and contents of :func:`closure` ``(path)``."""
     digest = hashlib.blake2b(digest_size=16)
@@ -153,7 +153,7 @@ def _install_locator() -> None:
             return closure_stamp(Path(self._py_file).resolve())
 
         @classmethod
-        def from_function(cls, py_func, py_file):  # type: ignore[no-untyped-def]
+        def from_function(cls, py_func, py_file):
             if not in_kernel_package(Path(py_file).resolve()):
                 return None
             return super().from_function(py_func, py_file)
