@@ -27,7 +27,7 @@ from arena.plugins import (
     refusal_errors,
     refused_bot,
 )
-from arena.sandbox import Sandbox, choose_sandbox
+from arena.sandbox import Sandbox, SandboxError, choose_sandbox
 
 #: Seconds a plugin may take to describe itself.
 LIST_TIME = 60.0
@@ -154,21 +154,20 @@ def load_catalog(sandbox: Sandbox | None = None, timeout: float = LIST_TIME) -> 
     """Ask every ``arena.bots`` plugin, each in its own host process (all at once), what it
     registers, and settle who owns which name."""
     sandbox = sandbox if sandbox is not None else choose_sandbox()
-    plugins = plugin_entry_points()
-    procs = []
-    for plugin in plugins:
-        argv = [sys.executable, "-m", "arena.host", "--plugin", plugin.ref, "--list"]
-        procs.append(
-            subprocess.Popen(
-                sandbox.command(argv),
-                stdin=subprocess.DEVNULL,
-                stdout=subprocess.PIPE,
-                stderr=subprocess.PIPE,
-                env=sandbox.environment(),
-                cwd=sandbox.working_directory(),
-            )
-        )
     catalog = Catalog()
+    plugins = []
+    for plugin in plugin_entry_points():
+        try:
+            sandbox.check(plugin.ref, plugin.distribution)
+        except SandboxError as exc:  # third-party code is not run without the sandbox
+            catalog.errors.append(_listing_error(plugin, f"not listed: {exc}"))
+            continue
+        plugins.append(plugin)
+    hosts = [
+        sandbox.launch([sys.executable, "-m", "arena.host", "--plugin", plugin.ref, "--list"])
+        for plugin in plugins
+    ]
+    procs = [host.process for host in hosts]
     bots: list[Claim[BotEntry]] = []
     deck_sets: list[Claim[DeckSetEntry]] = []
     deadline = time.monotonic() + timeout
@@ -199,6 +198,8 @@ def load_catalog(sandbox: Sandbox | None = None, timeout: float = LIST_TIME) -> 
             continue
         bots += claimed_bots
         deck_sets += claimed_decks
+    for host in hosts:
+        host.close()
     owned_bots, owned_decks = settle("bot", bots), settle("deck set", deck_sets)
     catalog.bots, catalog.contested = owned_bots.owned, owned_bots.contested
     catalog.deck_sets = owned_decks.owned
