@@ -3,8 +3,10 @@
 :class:`HostHandle` starts the host (in the sandbox of :mod:`arena.sandbox`), speaks the protocol
 of :mod:`arena.protocol` with it, never waits past a deadline, and turns every way a host can fail
 into a :class:`~arena.errors.BotError`: a timeout, a crash reported by the host, the process
-exiting, or a line that breaks the protocol. After a fault the host is killed and a fresh one is
-started for the next round. What the bot writes to stdout or stderr is kept in a bounded log.
+exiting, or a line that breaks the protocol (one that is not a message of the right shape, or
+longer than :data:`~arena.protocol.MAX_LINE_BYTES`: the handle reads in bounded chunks and never
+holds more of a line than that). After a fault the host is killed and a fresh one is started for
+the next round. What the bot writes to stdout or stderr is kept in a bounded log.
 """
 
 from __future__ import annotations
@@ -18,11 +20,12 @@ import sys
 import threading
 import time
 from collections import deque
-from typing import Any
+from typing import Any, NoReturn
 
 from arena import protocol as P
 from arena.errors import (
     BotCrashedError,
+    BotError,
     BotExitedError,
     BotProtocolError,
     BotTimeoutError,
@@ -37,6 +40,8 @@ STARTUP_TIME = 120.0
 MEMORY_MB = 2048
 #: Bytes of a bot's output kept (the most recent ones).
 LOG_BYTES = 64 * 1024
+#: Most bytes read from a host's protocol pipe at once.
+READ_CHUNK = 64 * 1024
 
 
 class BotLog:
@@ -195,42 +200,73 @@ class HostHandle(BotHandle):
 
     def _exited(self, when: str) -> None:
         proc = self._proc
-        code = proc.wait(timeout=5) if proc is not None else None
+        try:
+            code = proc.wait(timeout=2) if proc is not None else None
+        except subprocess.TimeoutExpired:  # the bot closed the pipe but its process runs on
+            code = None
         self._kill()
         time.sleep(0.01)  # let the log pump take the last output
         tail = self.log.tail()
         detail = f"; last output: {tail}" if tail else ""
-        if code is not None and code < 0:
+        if code is None:
+            reason = "closed its protocol pipe"
+        elif code < 0:
             reason = f"killed by signal {-code}"
         else:
             reason = f"exited with code {code}"
         raise BotExitedError(f"the bot's process {reason} {when}{detail}")
 
-    def _receive(self, limit: float, what: str) -> dict[str, Any]:
-        """The next message, waiting at most ``limit`` seconds."""
+    def _reply_fd(self) -> int:
+        """The (non-blocking) file descriptor the host's messages arrive on."""
         assert self._proc is not None and self._proc.stdout is not None
-        fd = self._proc.stdout.fileno()
+        return self._proc.stdout.fileno()
+
+    def _read_line(self, limit: float, what: str) -> bytes:
+        """The next line the host sends (without its newline), waiting at most ``limit`` s.
+
+        It reads in chunks of at most :data:`READ_CHUNK` bytes and never holds more than
+        :data:`~arena.protocol.MAX_LINE_BYTES` + 1 bytes of a line: a longer line is a
+        :class:`BotProtocolError` as soon as that much of it has come.
+        """
+        fd = self._reply_fd()
         deadline = time.monotonic() + limit
-        while b"\n" not in self._buffer:
+        searched = 0  # the buffer before this holds no newline
+        while (end := self._buffer.find(b"\n", searched)) < 0:
+            if len(self._buffer) > P.MAX_LINE_BYTES:
+                self._fail(BotProtocolError(f"a line longer than {P.MAX_LINE_BYTES} bytes"))
+            searched = len(self._buffer)
             remaining = deadline - time.monotonic()
             if remaining <= 0:
-                self._kill()
-                raise BotTimeoutError(f"no answer {what} within {limit:g} s")
+                self._fail(BotTimeoutError(f"no answer {what} within {limit:g} s"))
             if not self._poll.poll(remaining * 1000.0):
                 continue
             try:
-                data = os.read(fd, 65536)
+                data = os.read(fd, min(READ_CHUNK, P.MAX_LINE_BYTES + 1 - len(self._buffer)))
             except BlockingIOError:  # pragma: no cover - poll said it was readable
                 continue
+            except OSError:
+                data = b""
             if not data:
+                self._buffer = b""
                 self._exited(what)
             self._buffer += data
-        line, _, self._buffer = self._buffer.partition(b"\n")
+        line, self._buffer = self._buffer[:end], self._buffer[end + 1 :]
+        return line
+
+    def _fail(self, error: BotError) -> NoReturn:
+        """Kill the host, forget what it sent, and raise ``error``."""
+        self._kill()
+        self._buffer = b""
+        raise error
+
+    def _receive(self, limit: float, what: str) -> dict[str, Any]:
+        """The next message, waiting at most ``limit`` seconds; any line that is not a message
+        of the protocol (:func:`arena.protocol.decode`) is a :class:`BotProtocolError`."""
+        line = self._read_line(limit, what)
         try:
             return P.decode(line)
         except P.ProtocolError as exc:
-            self._kill()
-            raise BotProtocolError(str(exc)) from None
+            self._fail(BotProtocolError(str(exc)))
 
     # --- BotHandle ----------------------------------------------------------------------------
 
@@ -263,19 +299,20 @@ class HostHandle(BotHandle):
         limit = 86400.0 if time_limit is None else time_limit + GRACE
         answer = self._receive(limit, "to a move")
         self._check(answer, P.ACTION)
-        return answer.get("action")
+        action: str = answer["action"]  # a string: decode checked the fields
+        return action
 
     def _check(self, answer: dict[str, Any], expected: str) -> None:
+        """Return if ``answer`` (a decoded message) is of type ``expected``; else raise the
+        fault it is: the bot's own error (a crash, or a protocol error the host saw), or a
+        :class:`BotProtocolError` for a message of another type."""
         if answer["type"] == expected:
             return
         if answer["type"] == P.ERROR:
-            message = str(answer.get("message", ""))
-            if answer.get("kind") == "protocol":
-                self._kill()
-                raise BotProtocolError(message)
-            raise BotCrashedError(message)
-        self._kill()
-        raise BotProtocolError(f"expected {expected!r}, got {answer['type']!r}")
+            if answer["kind"] == "protocol":
+                self._fail(BotProtocolError(answer["message"]))
+            raise BotCrashedError(answer["message"])
+        self._fail(BotProtocolError(f"expected {expected!r}, got {P.describe(answer['type'])}"))
 
     def after_fault(self) -> None:
         """Kill the host; the next round starts a fresh one."""

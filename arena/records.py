@@ -16,6 +16,7 @@ FAULT_KINDS = (
     "illegal",  # a well-formed action the rules do not allow now
     "protocol",  # the bot broke the host protocol
     "disqualified",  # the bot had too many faults earlier in the run
+    "internal",  # the referee failed unexpectedly while dealing with the bot (a bug)
 )
 
 

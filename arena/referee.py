@@ -9,7 +9,9 @@ process) is the handle's business.
 
 from __future__ import annotations
 
+import reprlib
 import time
+import traceback
 from abc import ABC, abstractmethod
 from collections.abc import Sequence
 from typing import Any
@@ -20,6 +22,7 @@ from arena.errors import (
     BotError,
     BotTimeoutError,
     GameOverError,
+    IllegalActionError,
     InvalidActionError,
 )
 from arena.game import Action, Card, Game, Match, Variant
@@ -29,6 +32,15 @@ from arena.seeds import derive_seed
 
 #: Seconds allowed past the move time limit before an answer counts as late.
 GRACE = 0.25
+#: Longest fault message recorded, in characters.
+MAX_FAULT_MESSAGE = 2000
+#: The fault of a seat while dealing with whose bot the referee met an unexpected error.
+INTERNAL = "internal"
+
+_shown = reprlib.Repr()
+_shown.maxlevel = 3
+_shown.maxstring = 80
+_shown.maxother = 80
 
 
 class Turn:
@@ -136,11 +148,38 @@ class InProcessHandle(BotHandle):
 
 
 def _parse_answer(answer: Any) -> Action:
+    """The action a bot answered; :class:`InvalidActionError` for anything else."""
     if isinstance(answer, Action):
         return answer
     if isinstance(answer, str):
         return Action.from_str(answer)
-    raise InvalidActionError(f"answer {answer!r} is not an action")
+    raise InvalidActionError(f"answer {_shown.repr(answer)} is not an action")
+
+
+def unexpected_error(exc: Exception) -> str:
+    """An unexpected exception on one line, for an ``internal`` fault: its type, its message
+    and where it was raised."""
+    frames = traceback.extract_tb(exc.__traceback__)
+    where = f" (at {frames[-1].filename}:{frames[-1].lineno})" if frames else ""
+    try:
+        text = str(exc)
+    except Exception:
+        text = "(its message cannot be shown)"
+    return _printable(f"{type(exc).__name__}: {text}{where}")
+
+
+def _unexpected(exc: Exception) -> str:
+    return f"the referee failed while dealing with this bot: {unexpected_error(exc)}"
+
+
+def _printable(message: str) -> str:
+    """``message`` cut to :data:`MAX_FAULT_MESSAGE` characters, with every character that is
+    not printable escaped (a fault message is stored, shown on a terminal and in HTML)."""
+    if len(message) > MAX_FAULT_MESSAGE:
+        message = message[: MAX_FAULT_MESSAGE - 1] + "…"
+    if message.isprintable():
+        return message
+    return "".join(c if c.isprintable() else repr(c)[1:-1] for c in message)
 
 
 class Referee:
@@ -207,11 +246,14 @@ class Referee:
         faults: list[Fault] = []
 
         def fault(seat: int, kind: str, message: str) -> None:
-            faults.append(Fault(seat, kind, message, len(game.actions)))
             if kind != BotDisqualifiedError.kind:
                 name = handles[seat].name
                 self.fault_counts[name] = self.fault_counts.get(name, 0) + 1
-                handles[seat].after_fault()
+                try:
+                    handles[seat].after_fault()
+                except Exception as exc:
+                    message += f"; then cleaning up: {_unexpected(exc)}"
+            faults.append(Fault(seat, kind, _printable(message), len(game.actions)))
             if not game.over and game.alive[seat]:
                 game.forfeit(seat)
 
@@ -227,27 +269,39 @@ class Referee:
                 handle.start(seat, n, self.variant.name, derive_seed(seed, "bot", seat))
             except BotError as exc:
                 fault(seat, exc.kind, str(exc))
+            except Exception as exc:
+                fault(seat, INTERNAL, _unexpected(exc))
         while not game.over:
             seat = game.turn
             turn = Turn(game, seat, tokens, round_number)
             begun = time.perf_counter()
+            answered = False
             try:
                 answer = handles[seat].act(turn, self.move_time)
-            except BotError as exc:
-                times[seat] += time.perf_counter() - begun
-                fault(seat, exc.kind, str(exc))
-                continue
-            times[seat] += time.perf_counter() - begun
-            moves[seat] += 1
-            try:
+                answered = True
                 action = _parse_answer(answer)
+                if not turn.is_legal(action):
+                    raise IllegalActionError(f"{action} is not among the legal actions")
+            except BotError as exc:
+                kind, message = exc.kind, str(exc)
             except InvalidActionError as exc:
-                fault(seat, "malformed", str(exc))
+                kind, message = "malformed", str(exc)
+            except IllegalActionError as exc:
+                kind, message = "illegal", str(exc)
+            except Exception as exc:
+                kind, message = INTERNAL, _unexpected(exc)
+            else:
+                kind = message = ""
+            times[seat] += time.perf_counter() - begun
+            if answered:
+                moves[seat] += 1
+            if kind:
+                fault(seat, kind, message)
                 continue
-            if not turn.is_legal(action):
-                fault(seat, "illegal", f"{action} is not among the legal actions")
-                continue
-            game.play(action)
+            try:
+                game.play(action)
+            except Exception as exc:
+                fault(seat, INTERNAL, _unexpected(exc))
         return GameRecord(
             variant=self.variant.name,
             players=n,

@@ -12,14 +12,16 @@ Host processes must be started from the thread that keeps using them (see
 
 from __future__ import annotations
 
+import contextlib
 import time
 from collections import OrderedDict
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
+from arena.errors import BotDisqualifiedError
 from arena.hosted import MEMORY_MB, HostHandle
-from arena.records import GameRecord
-from arena.referee import Referee
+from arena.records import Fault, GameRecord
+from arena.referee import INTERNAL, Referee, unexpected_error
 from arena.sandbox import Sandbox, choose_sandbox
 from arena.schedule import ScheduledGame
 
@@ -111,11 +113,46 @@ class BlockPlayer:
         return BlockResult(task.block, tuple(outcomes), time.perf_counter() - begun)
 
     def _play_one(self, game: ScheduledGame) -> GameOutcome:
+        """Play ``game``. A game the referee cannot play (an error that is no bot's fault,
+        which it did not record itself) is recorded with an ``internal`` fault for every
+        seat still in the run and no winner, its hosts are replaced, and the block goes on."""
         out = frozenset(n for n in game.seats if self.referee.disqualified(n))
         if len(out) == len(game.seats):
             return GameOutcome(game.index, None, out)
-        handles: Sequence[HostHandle] = [self._handle(name) for name in game.seats]
-        record = self.referee.play_round(handles, deck=self.setup.decks[game.deck], seed=game.seed)
+        counts = dict(self.referee.fault_counts)
+        try:
+            handles: Sequence[HostHandle] = [self._handle(name) for name in game.seats]
+            deck = self.setup.decks[game.deck]
+            record = self.referee.play_round(handles, deck=deck, seed=game.seed)
+        except Exception as exc:
+            message = f"the game could not be played: {unexpected_error(exc)}"
+            faults = []
+            for seat, name in enumerate(game.seats):
+                kind = BotDisqualifiedError.kind if name in out else INTERNAL
+                faults.append(Fault(seat, kind, message, 0))
+                if name not in out:
+                    counts[name] = counts.get(name, 0) + 1
+                handle = self._hosts.pop(name, None)
+                if handle is not None:
+                    with contextlib.suppress(Exception):
+                        handle.close()
+            self.referee.fault_counts = counts  # exactly the faults of the record
+            n = len(game.seats)
+            record = GameRecord(
+                variant=self.setup.variant,
+                players=n,
+                seats=list(game.seats),
+                deck=list(self.setup.decks[game.deck]) if game.deck < len(self.setup.decks) else [],
+                first=0,
+                seed=game.seed,
+                events=[],
+                actions=[],
+                winners=[],
+                end_reason=INTERNAL,
+                times=[0.0] * n,
+                moves=[0] * n,
+                faults=faults,
+            )
         return GameOutcome(game.index, record, out)
 
     def close(self) -> None:

@@ -10,7 +10,10 @@ from arena.errors import InvalidActionError, InvalidCardError
 from arena.game.cards import Card
 
 _TARGETED = frozenset({Card.GUARD, Card.PRIEST, Card.BARON, Card.PRINCE, Card.KING})
-_PATTERN = re.compile(r"^\s*([A-Za-z]+|\d)\s*(?:->\s*(\d+)\s*(?::\s*([A-Za-z]+|\d))?)?\s*$")
+_PATTERN = re.compile(r"\s*([A-Za-z]+|\d)\s*(?:->\s*(\d+)\s*(?::\s*([A-Za-z]+|\d))?)?\s*", re.ASCII)
+
+#: Longest string :meth:`Action.from_str` reads; a longer one is not an action.
+MAX_ACTION_TEXT = 64
 
 
 @dataclass(frozen=True, order=True)
@@ -54,16 +57,23 @@ class Action:
 
     @classmethod
     def from_str(cls, text: str) -> Action:
-        """Parse ``Card[->seat[:Card]]``; cards by name or value. Raises InvalidActionError."""
+        """Parse ``Card[->seat[:Card]]``; cards by name or value, ASCII only.
+
+        Raises :class:`~arena.errors.InvalidActionError` for anything else, whatever it is
+        (a string longer than :data:`MAX_ACTION_TEXT` characters is not read at all).
+        """
         if not isinstance(text, str):
             raise InvalidActionError(f"an action is a string, not {type(text).__name__}")
-        if len(text) <= 40:
-            return _parse(text)
-        return cls._parse(text)
+        if len(text) > MAX_ACTION_TEXT:
+            raise InvalidActionError(
+                f"an action string of {len(text)} characters (at most {MAX_ACTION_TEXT}): "
+                f"{text[:40]!r}..."
+            )
+        return _parse(text)
 
     @classmethod
     def _parse(cls, text: str) -> Action:
-        m = _PATTERN.match(text)
+        m = _PATTERN.fullmatch(text)
         if not m:
             raise InvalidActionError(
                 f"cannot parse action {text!r} (expected e.g. Guard->1:Priest)"
