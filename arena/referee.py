@@ -2,9 +2,11 @@
 
 Each seat's bot only ever receives that seat's :class:`~arena.game.Observation`. Every answer is
 checked; a bot that fails (raises, times out, answers something that is not an action, or an
-illegal action) is knocked out of the round, and the fault goes into the record. The referee talks
-to bots through :class:`BotHandle`, so where a bot runs (in this process, or in its own host
-process) is the handle's business.
+illegal action) is knocked out of the round, and the fault goes into the record. An error the
+referee did not expect while dealing with a seat (any exception but a bot's fault) is recorded
+as that seat's ``internal`` fault too, so nothing a bot does raises out of a round. The referee
+talks to bots through :class:`BotHandle`, so where a bot runs (in this process, or in its own
+host process) is the handle's business.
 """
 
 from __future__ import annotations
