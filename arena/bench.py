@@ -97,17 +97,43 @@ def isolated_moves_per_s(seconds: float) -> float:
     """Moves per second through the referee, two uniform bots each in its own host process (in
     the sandbox a tournament would use here), pinned with the referee to one core."""
     from arena.hosted import HostHandle
+    from arena.plugins import BUILTIN_PLUGIN
     from arena.referee import Referee
     from arena.sandbox import choose_sandbox
 
     box = choose_sandbox("auto")
     referee = Referee("classic", move_time=1.0)
-    handles = [HostHandle("uniform", "reference", sandbox=box) for _ in range(2)]
+    handles = [HostHandle("uniform", BUILTIN_PLUGIN, sandbox=box) for _ in range(2)]
     try:
         return _moves_per_s(referee, handles, seconds)
     finally:
         for handle in handles:
             handle.close()
+
+
+def host_start_seconds(seconds: float) -> float:
+    """Median seconds from starting a ``greedy`` host (a policy bot: the interpreter, the arena's
+    modules and its compiled kernels, loaded from the trusted cache after the compile step) in
+    the sandbox a tournament would use here until it says hello."""
+    import statistics
+
+    from arena.catalog import load_catalog
+    from arena.hosted import HostHandle
+    from arena.kernels import compile_kernels, trusted_bots
+    from arena.sandbox import choose_sandbox
+
+    box = choose_sandbox("auto")
+    entry = load_catalog(box).bots["greedy"]
+    compile_kernels(trusted_bots([entry]), box)
+    times: list[float] = []
+    deadline = time.perf_counter() + seconds
+    while len(times) < 3 or (time.perf_counter() < deadline and len(times) < 20):
+        handle = HostHandle("greedy", entry.plugin, sandbox=box)
+        begun = time.perf_counter()
+        handle.start(0, 2, "classic", 0)
+        times.append(time.perf_counter() - begun)
+        handle.close()
+    return statistics.median(times)
 
 
 def _simulate_rounds_per_s(bots: list[str], seconds: float) -> float:
@@ -279,6 +305,7 @@ BENCHMARKS: dict[str, Benchmark] = {
         Benchmark("engine_rounds_per_s", engine_rounds_per_s, "rounds/s", ">= 1,000,000"),
         Benchmark("referee_moves_per_s", referee_moves_per_s, "moves/s", ""),
         Benchmark("isolated_moves_per_s", isolated_moves_per_s, "moves/s", ">= 5,000"),
+        Benchmark("host_start_seconds", host_start_seconds, "s", ""),
         Benchmark(
             "simulate_random_random_rounds_per_s",
             simulate_random_random_rounds_per_s,

@@ -4,9 +4,14 @@ Every table of ``players`` entrants (every pair by default) plays every deck in 
 rotation: with two players each deck twice with the seats swapped (duplicate play), so the luck
 of the deal cancels. ``repeat`` plays the whole set of decks again with other bot seeds.
 
-The order is repeat, then deck, then table, then rotation, so a tournament stopped early has
-played every table on the first decks rather than some tables on every deck. A game's seed
-derives from the tournament seed and its key alone: records do not depend on which worker
+The order is repeat, then *tile*, then deck, then table, then rotation. Entrants are taken in
+groups of :func:`group_size` (16 at tables of two); a tile is the set of groups a table's
+entrants come from, and tiles come in lexicographic order, so consecutive tiles share a group. A
+worker then needs the hosts of at most a few groups at a time, whatever the size of the field,
+and starts each bot's host a few times in the whole tournament instead of once per game. A field
+no larger than one group is one tile: every table on the first decks comes before any table on the
+later ones, so a tournament stopped early has played every table on the first decks. A game's
+seed derives from the tournament seed and its key alone: records do not depend on which worker
 played a game, in which block, or how often the run was interrupted.
 """
 
@@ -51,23 +56,45 @@ def tables(entrants: Sequence[str], players: int) -> list[tuple[str, ...]]:
     return list(combinations(entrants, players))
 
 
+def group_size(players: int) -> int:
+    """How many entrants form a group of the schedule's tiles at tables of ``players``: a tile
+    needs the hosts of at most ``players`` groups, about 32 hosts."""
+    return max(4, 32 // players)
+
+
+def tiles(
+    entrants: Sequence[str], players: int
+) -> list[tuple[tuple[int, ...], list[tuple[str, ...]]]]:
+    """Every table of ``players`` entrants, by tile (the sorted groups its entrants come from),
+    the tiles in lexicographic order and the tables of each in the entrants' order."""
+    size = group_size(players)
+    group = {name: i // size for i, name in enumerate(entrants)}
+    by_tile: dict[tuple[int, ...], list[tuple[str, ...]]] = {}
+    for table in tables(entrants, players):
+        by_tile.setdefault(tuple(sorted({group[n] for n in table})), []).append(table)
+    return sorted(by_tile.items())
+
+
 def round_robin(
     entrants: Sequence[str], decks: int, players: int = 2, repeat: int = 1, seed: int = 0
 ) -> list[ScheduledGame]:
-    """The schedule: for each repetition, deck and table, the table in every seat rotation."""
+    """The schedule: for each repetition, tile, deck and table of the tile, the table in every
+    seat rotation."""
     if decks < 1:
         raise ValueError("a tournament needs at least one deck")
     if repeat < 1:
         raise ValueError("repeat must be at least 1")
     games: list[ScheduledGame] = []
+    by_tile = tiles(entrants, players)
     for r in range(repeat):
-        for d in range(decks):
-            for table in tables(entrants, players):
-                for rotation in range(players):
-                    seats = table[rotation:] + table[:rotation]
-                    key = game_key(r, d, seats)
-                    seed_ = derive_seed(seed, "game", key)
-                    games.append(ScheduledGame(len(games), key, d, r, rotation, seats, seed_))
+        for _, tile_tables in by_tile:
+            for d in range(decks):
+                for table in tile_tables:
+                    for rotation in range(players):
+                        seats = table[rotation:] + table[:rotation]
+                        key = game_key(r, d, seats)
+                        seed_ = derive_seed(seed, "game", key)
+                        games.append(ScheduledGame(len(games), key, d, r, rotation, seats, seed_))
     return games
 
 

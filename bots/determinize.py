@@ -43,8 +43,8 @@ cards.
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
 
+from arena.engine.jit import njit
 from arena.engine.layout import (
     END_NONE,
     N_CARDS,

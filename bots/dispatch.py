@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
 
+from arena.engine.jit import njit
 from bots.dp import dp_policy
 from bots.greedy import greedy_policy
 from bots.ismcts import ismcts_policy

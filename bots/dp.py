@@ -17,8 +17,8 @@ the strategic player's rule, as does a table that was not loaded.
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
 
+from arena.engine.jit import njit
 from arena.engine.layout import (
     GUARD,
     PRINCE,

@@ -28,8 +28,8 @@ exact. With 3-4 players each target is scored with its own chances (docs/bots.md
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
 
+from arena.engine.jit import njit
 from arena.engine.layout import (
     BARON,
     COUNTESS,

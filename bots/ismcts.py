@@ -24,8 +24,8 @@ iterations). docs/mcts.md gives the interpretation choices and what they rest on
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
 
+from arena.engine.jit import njit
 from arena.engine.layout import STATE_SIZE, V_NPLAYERS, V_SEAT, VIEW_SIZE
 from bots.determinize import determinize
 from bots.mcts_tree import (

@@ -21,8 +21,8 @@ aimed at first (rule 2), then a seat whose card is not known, then any targetabl
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
 
+from arena.engine.jit import njit
 from arena.engine.layout import CARD_COUNTS, GUARD, PRIEST, PRINCESS, V_HAND, V_NPILE, V_PILE
 from bots.views import play_card, sure_knockout
 

@@ -23,8 +23,8 @@ import time
 
 import numba
 import numpy as np
-from numba import njit
 
+from arena.engine.jit import njit
 from arena.engine.layout import EVENT_WIDTH, MAX_ACTIONS, MAX_PLAYERS, S_END, S_TURN
 from arena.engine.rng import rand_below
 from arena.engine.rules import apply_action, legal_actions

@@ -54,8 +54,8 @@ enough for every player count (docs/search.md), so the default is 0.
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
 
+from arena.engine.jit import njit
 from arena.engine.layout import (
     EVENT_WIDTH,
     MAX_ACTIONS,

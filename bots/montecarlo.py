@@ -18,8 +18,8 @@ makes them cheaper and the comparison between options less noisy. See docs/searc
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
 
+from arena.engine.jit import njit
 from arena.engine.layout import (
     EVENT_WIDTH,
     MAX_ACTIONS,

@@ -18,8 +18,8 @@ otherwise determinizations go on until that much time has passed, each still sea
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
 
+from arena.engine.jit import njit
 from arena.engine.layout import S_NPLAYERS, STATE_SIZE, V_SEAT, VIEW_SIZE
 from bots.determinize import determinize
 from bots.mcts_tree import (

@@ -17,8 +17,8 @@ from the full one.
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
 
+from arena.engine.jit import njit
 from arena.engine.layout import (
     END_NONE,
     EVENT_WIDTH,

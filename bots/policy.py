@@ -21,7 +21,6 @@ from typing import Any
 import numpy as np
 
 from arena.bot import Bot
-from arena.engine.rng import new_rng
 from arena.game import Action, Observation
 
 #: Modules of policies not named after their bot.
@@ -160,6 +159,9 @@ class PolicyBot(Bot):
         super().__init__()
         self.name = self.info.name
         self.params = self.info.param_array(settings)
+        from arena.engine.rng import new_rng  # kernels: imported by policy bots only
+
+        self._new_rng = new_rng
         self.state = new_rng(0)
         self.table = policy_table(self.info)
         self._policy = self.info.kernel()
@@ -167,7 +169,7 @@ class PolicyBot(Bot):
     def reset(self, seed: int) -> None:
         """Start a new round: reseed the policy's generator."""
         super().reset(seed)
-        self.state = new_rng(seed)
+        self.state = self._new_rng(seed)
 
     def warm_up(self) -> None:
         """Compile (or load from numba's cache) the policy by deciding one real position, so

@@ -9,8 +9,8 @@ a uniformly chosen opponent that can be targeted (docs/bots.md).
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
 
+from arena.engine.jit import njit
 from arena.engine.layout import COUNTESS, GUARD, HANDMAID, PRINCE, PRINCESS, V_HAND, V_SEAT
 from arena.engine.rng import rand_below
 from bots.views import find_action, random_opponent

@@ -15,8 +15,8 @@ README's deck ``[128, 64, 32, 16, 16, 8, 8, 4, 4, 2, 2, 1, 1, 1, 1, 1]``.
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
 
+from arena.engine.jit import njit
 from arena.engine.layout import (
     GUARD,
     PRIEST,

@@ -14,10 +14,10 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
-from numba import njit
 from scipy.stats import binomtest
 
 from arena.botspec import BotSpec
+from arena.engine.jit import njit
 from arena.engine.layout import (
     EVENT_WIDTH,
     MAX_ACTIONS,

@@ -19,8 +19,8 @@ known and beatable first (rule 2), then a seat whose card is not known, then any
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
 
+from arena.engine.jit import njit
 from arena.engine.layout import BARON, GUARD, KING, V_ALIVE, V_HAND, V_KNOWN, V_NPLAYERS, V_SEAT
 from bots.views import first_target, most_unseen_guess, play_card, sure_knockout
 

@@ -11,8 +11,8 @@ Slots with ``known = 1`` are computed one by one (only ``i = c`` counts).
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
 
+from arena.engine.jit import njit
 from arena.engine.layout import COUNTESS
 from solver.index import A_DIGITS, N_A, N_STATES, PAIR_CARDS, S_C, decode
 from solver.model import (

@@ -10,9 +10,9 @@ copies of each card): 36 * 9 * 3888 * 2 * 2 * 3 = 15,116,544 slots.
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
 
 import arena.engine  # noqa: F401 - points numba's cache at this code version before any kernel
+from arena.engine.jit import njit
 from arena.engine.layout import CARD_COUNTS
 
 #: Hands ``b1 <= b2``.

@@ -15,8 +15,8 @@ draw pile, Y's card, the set-aside card), ``n = sum(a)``, so the draw pile holds
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
 
+from arena.engine.jit import njit
 from arena.engine.layout import (
     BARON,
     COUNTESS,

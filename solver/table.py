@@ -6,6 +6,7 @@ for the ``huibers`` table, and loads in a fraction of a second.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import tempfile
 import time
@@ -165,8 +166,6 @@ def load_table(variant: str = "huibers", rebuild: bool = False) -> DPTable:
         except ValueError:
             pass
     table = build_table(variant)
-    try:
+    with contextlib.suppress(OSError):  # a read-only cache (a sandboxed host): keep it in memory
         save_table(table, path)
-    except OSError:  # a read-only cache (a sandboxed bot host): keep the table in memory
-        pass
     return table

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from arena.disqualification import DisqualificationLedger, Verdict
-from arena.schedule import blocks, game_key, round_robin
+from arena.schedule import blocks, game_key, group_size, round_robin
 from arena.seeds import derive_seed
 
 
@@ -129,3 +129,31 @@ def test_faults_inside_a_block_count_for_its_later_games():
 def test_max_faults_must_be_positive():
     with pytest.raises(ValueError):
         DisqualificationLedger([], 0)
+
+
+def test_a_large_field_is_played_tile_by_tile():
+    entrants = [f"bot{i:02d}" for i in range(40)]  # groups of 16: 0-15, 16-31, 32-39
+    games = round_robin(entrants, decks=2)
+    assert len(games) == 2 * (40 * 39 // 2) * 2
+    group = {name: i // group_size(2) for i, name in enumerate(entrants)}
+    tile_order = []
+    for game in games:
+        tile = tuple(sorted({group[n] for n in game.seats}))
+        if not tile_order or tile_order[-1] != tile:
+            tile_order.append(tile)
+    # each tile once, in order, consecutive tiles sharing a group where they can
+    assert tile_order == [(0,), (0, 1), (0, 2), (1,), (1, 2), (2,)]
+    first = [g for g in games if tuple(sorted({group[n] for n in g.seats})) == (0,)]
+    assert [g.deck for g in first] == [0] * (16 * 15) + [1] * (16 * 15)  # decks inside a tile
+    # the hosts a worker needs at once stay bounded: at most two groups
+    assert (
+        max(len({n for g in games[i : i + 500] for n in g.seats}) for i in range(0, 3000, 500))
+        <= 32
+    )
+    assert sorted(g.key for g in games) == sorted({g.key for g in games})
+
+
+def test_a_field_of_one_group_keeps_every_table_on_the_first_decks_first():
+    entrants = [f"bot{i}" for i in range(group_size(2))]
+    games = round_robin(entrants, decks=3)
+    assert [g.deck for g in games] == sorted(g.deck for g in games)

@@ -4,8 +4,7 @@ Modules: :mod:`~arena.engine.layout` (constants and array layouts), :mod:`~arena
 (seeded generator), :mod:`~arena.engine.rules` (dealing, legal actions, applying actions, the end
 of a round), :mod:`~arena.engine.view` (what one seat knows) and :mod:`~arena.engine.playout`
 (random rounds for benchmarks). The typed Python face is :mod:`arena.game`.
+
+Kernel modules take ``njit`` from :mod:`arena.engine.jit`, which configures numba's cache first;
+importing this package (or :mod:`~arena.engine.layout`) does not import numba.
 """
-
-from arena.engine.jitcache import configure as _configure_kernel_cache
-
-_configure_kernel_cache()

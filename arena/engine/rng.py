@@ -7,7 +7,8 @@ fully determined by the seed it is handed, independent of numba's or numpy's glo
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
+
+from arena.engine.jit import njit
 
 _GAMMA = np.uint64(0x9E3779B97F4A7C15)
 _MUL1 = np.uint64(0xBF58476D1CE4E5B9)

@@ -10,8 +10,8 @@ buffer of :data:`EVENTS_PER_CALL` rows and one that does not (a rollout) passes 
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
 
+from arena.engine.jit import njit
 from arena.engine.layout import (
     BARON,
     CARD_COUNTS,

@@ -7,8 +7,8 @@ it, bots' numba policies read it, and determinization samples hidden states cons
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
 
+from arena.engine.jit import njit
 from arena.engine.layout import (
     CARD_COUNTS,
     N_CARDS,

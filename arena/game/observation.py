@@ -10,7 +10,6 @@ from typing import Any
 import numpy as np
 
 from arena.engine import layout as L
-from arena.engine.view import unseen_from_view
 from arena.game.actions import Action
 from arena.game.cards import Card
 from arena.game.events import END_REASONS, Event
@@ -162,6 +161,8 @@ class Observation:
             view[L.V_FACEUP + i] = int(card)
         for i, (s, card) in enumerate(self.pile):
             view[L.V_PILE + i] = s * 16 + int(card)
+        from arena.engine.view import unseen_from_view  # a kernel: numba only when needed
+
         unseen_from_view(view)
         return view
 
