@@ -31,11 +31,11 @@ def _format_value(value: Any) -> str:
 
 
 def unknown_bot(name: str, known: Iterable[str], broken: Iterable[str] = ()) -> UnknownBotError:
-    """The error for a bot called ``name`` that is not among ``known`` (naming the plugins that
-    failed to load, which might have held it)."""
+    """The error for a bot called ``name`` that is not among ``known`` (naming the plugins with
+    errors, which might have held it)."""
     listed = ", ".join(sorted(known)) or "none installed"
-    failed = ", ".join(broken)
-    hint = f"; plugins that failed to load: {failed}" if failed else ""
+    failed = ", ".join(dict.fromkeys(broken))
+    hint = f"; plugins with errors (see arena bots): {failed}" if failed else ""
     return UnknownBotError(f"unknown bot {name!r} (known: {listed}){hint}")
 
 

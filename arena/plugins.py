@@ -20,7 +20,16 @@ import pluggy
 from arena import hookspecs
 from arena.botspec import BotSpec, unknown_bot
 from arena.errors import UnknownBotError
-from arena.names import Claim, Settlement, canonical, check_name, is_builtin, one_line, settle
+from arena.names import (
+    BUILTIN_DISTRIBUTION,
+    Claim,
+    Settlement,
+    canonical,
+    check_name,
+    is_builtin,
+    one_line,
+    settle,
+)
 
 GROUP = "arena.bots"
 
@@ -130,6 +139,10 @@ def plugin_ref(distribution: str, entry_point: str) -> str:
     """How a host is told which plugin to load: ``DISTRIBUTION:ENTRY_POINT`` (just the entry
     point when the distribution is unknown)."""
     return f"{distribution}:{entry_point}" if distribution else entry_point
+
+
+#: The arena's own plugin (the reference bots), as a host is told to load it.
+BUILTIN_PLUGIN = plugin_ref(BUILTIN_DISTRIBUTION, "reference")
 
 
 @dataclass(frozen=True)

@@ -34,8 +34,10 @@ class WorkerSetup:
     """What every worker of a tournament needs: the rules, limits, entrants and decks.
 
     ``entrants`` maps each entrant name (its canonical bot spec) to the plugin that registers
-    it; ``decks`` are card values, top first, indexed by deck position; ``sandbox`` is how
-    hosts start (default: :func:`~arena.sandbox.choose_sandbox` ``("auto")``).
+    it, as its host is told to load it (``DISTRIBUTION:ENTRY_POINT``, see
+    :func:`~arena.plugins.plugin_ref`); ``decks`` are card values, top first, indexed by deck
+    position; ``sandbox`` is how hosts start (default: :func:`~arena.sandbox.choose_sandbox`
+    ``("auto")``).
     """
 
     variant: str
