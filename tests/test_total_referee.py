@@ -288,6 +288,7 @@ ATTACKS = [
     ("wrongtype[shape=kind]", "protocol", "'kind' is dict"),
     ("wrongtype[shape=message]", "protocol", "'message' is list"),
     ("wrongtype[shape=type]", "protocol", "not a message"),
+    ("closer", "exited", "the bot's process closed its protocol pipe"),
 ]
 
 
