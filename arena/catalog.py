@@ -10,6 +10,8 @@ every refused claim; the others still work.
 
 from __future__ import annotations
 
+import os
+import selectors
 import subprocess
 import sys
 import time
@@ -31,6 +33,10 @@ from arena.sandbox import Sandbox, SandboxError, choose_sandbox
 
 #: Seconds a plugin may take to describe itself.
 LIST_TIME = 60.0
+#: Longest listing a plugin may send (its deck sets included), and how much of its standard
+#: error is kept for the error message.
+LISTING_BYTES = 16 << 20
+LOG_BYTES = 64 << 10
 
 
 @dataclass(frozen=True)
@@ -97,6 +103,36 @@ class Catalog:
                 spec.name, self.bots, [e.plugin for e in self.errors]
             )
         return spec.resolve(entry.params), entry
+
+
+def _read_listing(
+    proc: subprocess.Popen[bytes], deadline: float, timeout: float
+) -> tuple[bytes, bytes, str | None]:
+    """The first line a listing host writes (at most :data:`LISTING_BYTES`) and the last
+    :data:`LOG_BYTES` of its standard error, read until that line ends, the host closes its
+    output, or ``deadline``; with a line on what went wrong (``None`` if nothing did)."""
+    assert proc.stdout is not None and proc.stderr is not None
+    out, err = bytearray(), bytearray()
+    streams = {proc.stdout.fileno(): out, proc.stderr.fileno(): err}
+    with selectors.DefaultSelector() as selector:
+        for fd in streams:
+            selector.register(fd, selectors.EVENT_READ)
+        while selector.get_map() and b"\n" not in out:
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                return bytes(out), bytes(err), f"no answer within {timeout:g} s"
+            for key, _ in selector.select(remaining):
+                data = os.read(key.fd, 65536)
+                if not data:
+                    selector.unregister(key.fd)
+                    continue
+                buffer = streams[key.fd]
+                buffer += data
+                if key.fd == proc.stderr.fileno() and len(buffer) > LOG_BYTES:
+                    del buffer[: len(buffer) - LOG_BYTES]
+            if len(out) > LISTING_BYTES:
+                return b"", bytes(err), f"listing longer than {LISTING_BYTES >> 20} MiB"
+    return bytes(out).split(b"\n", 1)[0], bytes(err), None
 
 
 def _listing_error(plugin: PluginInfo, message: str) -> PluginError:
@@ -172,19 +208,18 @@ def load_catalog(sandbox: Sandbox | None = None, timeout: float = LIST_TIME) -> 
     deck_sets: list[Claim[DeckSetEntry]] = []
     deadline = time.monotonic() + timeout
     for plugin, proc in zip(plugins, procs, strict=True):
-        try:
-            out, err = proc.communicate(timeout=max(0.1, deadline - time.monotonic()))
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.communicate()
-            catalog.errors.append(_listing_error(plugin, f"no answer within {timeout:g} s"))
+        out, err, problem = _read_listing(proc, deadline, timeout)
+        if problem is not None:
+            catalog.errors.append(_listing_error(plugin, problem))
             continue
         try:
-            listing = P.decode(out.splitlines()[0] if out else b"")
+            listing = P.decode(out)
         except P.ProtocolError:
+            proc.kill()
+            code = proc.wait()
             tail = err.decode("utf-8", "replace").strip().splitlines()[-1:] or ["no output"]
             catalog.errors.append(
-                _listing_error(plugin, f"host exited with code {proc.returncode}: {tail[0]}")
+                _listing_error(plugin, f"host exited with code {code}: {tail[0]}")
             )
             continue
         if listing.get("error"):

@@ -254,6 +254,15 @@ class BotGroup:
                 return what
         return None
 
+    def memory_bytes(self) -> int | None:
+        """The memory the group's processes and their scratch pages use now."""
+        name = "memory.current" if self.hierarchy.version == 2 else "memory.usage_in_bytes"
+        path = self.dirs.get("" if self.hierarchy.version == 2 else "memory")
+        try:
+            return int((path / name).read_text()) if path else None
+        except (OSError, ValueError):
+            return None
+
     def pids(self) -> list[int]:
         """The processes in the group now."""
         found: set[int] = set()

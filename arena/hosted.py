@@ -27,11 +27,12 @@ from arena.errors import (
     BotCrashedError,
     BotError,
     BotExitedError,
+    BotLimitError,
     BotProtocolError,
     BotTimeoutError,
 )
 from arena.referee import GRACE, BotHandle, Turn
-from arena.sandbox import Sandbox, choose_sandbox
+from arena.sandbox import HostProcess, Sandbox, choose_sandbox
 
 #: Seconds a host may take to start (import its plugin, build and warm up its bot) before it is
 #: a fault; compiling numba kernels into an empty cache takes most of it.
@@ -99,7 +100,8 @@ def _pump(stream: Any, log: BotLog) -> None:
 
 class HostHandle(BotHandle):
     """A bot in its own host process, named by ``spec`` (``NAME[param=value,...]``) from the
-    entry point ``plugin``.
+    plugin ``plugin`` (``DISTRIBUTION:ENTRY_POINT``, or an entry-point name no other
+    distribution uses: see :func:`~arena.plugins.plugin_ref`).
 
     The host starts lazily at the first round and after every fault. ``startup_time`` bounds its
     start; the move time limit comes from the referee. Use a handle from the thread that made it
@@ -125,6 +127,9 @@ class HostHandle(BotHandle):
         self.startup_time = startup_time
         self.log = log or BotLog()
         self._proc: subprocess.Popen[bytes] | None = None
+        self._host: HostProcess | None = None
+        #: The kernel limit the last host process ran into (``"memory"``, ``"processes"``).
+        self.limit_hit: str | None = None
         self._buffer = b""
         self._sent = 0  # events of the current round already sent
         self._pending = b""  # a queued "start" message
@@ -132,6 +137,10 @@ class HostHandle(BotHandle):
         self.starts = 0  # how many host processes were started
 
     # --- process ------------------------------------------------------------------------------
+
+    def memory_bytes(self) -> int | None:
+        """The memory the bot's processes use now (``None``: not running, or not measured)."""
+        return self._host.memory_bytes() if self._host is not None else None
 
     @property
     def running(self) -> bool:
@@ -141,16 +150,12 @@ class HostHandle(BotHandle):
     def _launch(self) -> None:
         argv = [sys.executable, "-m", "arena.host", "--plugin", self.plugin, "--bot", self.spec]
         argv += ["--memory-mb", str(self.memory_mb)]
+        if self.sandbox.isolated and self.sandbox.hierarchy is None:
+            argv += ["--processes", str(self.sandbox.limits.processes)]
         self._buffer = b""
-        self._proc = subprocess.Popen(
-            self.sandbox.command(argv),
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            env=self.sandbox.environment(),
-            cwd=self.sandbox.working_directory(),
-            start_new_session=True,
-        )
+        self.limit_hit = None
+        self._host = self.sandbox.launch(argv)
+        self._proc = self._host.process
         self.starts += 1
         assert self._proc.stdout is not None
         os.set_blocking(self._proc.stdout.fileno(), False)
@@ -172,6 +177,7 @@ class HostHandle(BotHandle):
 
     def _kill(self) -> None:
         proc, self._proc = self._proc, None
+        host, self._host = self._host, None
         self._pending = b""
         if proc is None:
             return
@@ -186,6 +192,9 @@ class HostHandle(BotHandle):
                     stream.close()
         with contextlib.suppress(subprocess.TimeoutExpired):
             proc.wait(timeout=5)
+        if host is not None:
+            self.limit_hit = host.limit_hit()
+            host.close()
 
     # --- lines with deadlines -----------------------------------------------------------------
 
@@ -198,6 +207,19 @@ class HostHandle(BotHandle):
         except OSError:
             self._exited("while being sent a message")
 
+    def _raise_limit(self, detail: str) -> None:
+        """Raise :class:`BotLimitError` if the last host ran into a kernel limit."""
+        if self.limit_hit is None:
+            return
+        what = {"memory": "memory limit", "processes": "process limit"}.get(self.limit_hit)
+        limits = self.sandbox.limits
+        amount = (
+            f"{limits.memory_mb} MiB with its scratch space"
+            if self.limit_hit == "memory"
+            else f"{limits.processes} processes and threads"
+        )
+        raise BotLimitError(f"the bot went over its {what} ({amount}){detail}")
+
     def _exited(self, when: str) -> None:
         proc = self._proc
         try:
@@ -208,6 +230,7 @@ class HostHandle(BotHandle):
         time.sleep(0.01)  # let the log pump take the last output
         tail = self.log.tail()
         detail = f"; last output: {tail}" if tail else ""
+        self._raise_limit(f" {when}{detail}")
         if code is None:
             reason = "closed its protocol pipe"
         elif code < 0:
@@ -298,6 +321,9 @@ class HostHandle(BotHandle):
         self._pending = b""
         limit = 86400.0 if time_limit is None else time_limit + GRACE
         answer = self._receive(limit, "to a move")
+        if self._host is not None and self._host.group is not None and self._host.limit_hit():
+            self._kill()
+            self._raise_limit(" while choosing a move")
         self._check(answer, P.ACTION)
         action: str = answer["action"]  # a string: decode checked the fields
         return action

@@ -20,7 +20,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from arena.catalog import BotEntry
-from arena.sandbox import TRUSTED_DISTRIBUTION, Sandbox, cache_dir
+from arena.names import is_builtin
+from arena.sandbox import Sandbox, cache_dir
 
 #: Seconds one bot may take to compile.
 COMPILE_TIME = 600.0
@@ -137,12 +138,14 @@ def compile_kernels(
 
 
 def trusted_bots(entries: Iterable[BotEntry], variant: str | None = None) -> list[TrustedBot]:
-    """The arena's own bots among catalog ``entries``, each with the variant (``variant`` if it
-    plays it) and the smallest table it plays."""
+    """The arena's own bots with kernels (the policy bots) among catalog ``entries``, each with
+    the variant (``variant`` if it plays it) and the smallest table it plays."""
+    from bots.policy import POLICIES
+
     found = []
     for entry in entries:
-        if entry.distribution != TRUSTED_DISTRIBUTION:
-            continue
+        if not is_builtin(entry.distribution) or entry.name not in POLICIES:
+            continue  # not ours, or a bot without kernels
         chosen = variant if variant is not None and variant in entry.variants else entry.variants[0]
         found.append(TrustedBot(entry.name, entry.plugin, chosen, min(entry.players)))
     return found

@@ -33,6 +33,7 @@ from typing import Any
 
 from arena import cgroups
 from arena.errors import ArenaError
+from arena.names import is_builtin
 
 #: Environment variables a host inherits; everything else (``ARENA_DB`` with its password, tokens,
 #: proxies) stays with the referee.
@@ -42,10 +43,6 @@ MODES = ("auto", "bwrap", "none")
 
 #: The uid and gid a sandboxed host runs as inside its user namespace ("nobody").
 SANDBOX_UID = 65534
-
-#: The distribution of the arena and its reference bots: trusted, the only one that may run
-#: outside the sandbox when the user did not ask for that.
-TRUSTED_DISTRIBUTION = "loveletter-arena"
 
 #: System directories holding shared libraries (links are recreated as links).
 LIBRARY_DIRS = ("/lib", "/lib64", "/lib32", "/libx32", "/usr/lib", "/usr/lib64", "/usr/lib32")
@@ -96,6 +93,10 @@ class HostProcess:
         """Which kernel limit the bot ran into (``"memory"``, ``"processes"``), if any."""
         return self.group.hit() if self.group is not None else None
 
+    def memory_bytes(self) -> int | None:
+        """What the bot's processes use now, where a control group counts it."""
+        return self.group.memory_bytes() if self.group is not None else None
+
     def close(self) -> None:
         """Kill whatever is left of the bot and remove its group."""
         if self.group is not None:
@@ -133,7 +134,7 @@ class Sandbox:
     def check(self, bot: str, distribution: str) -> None:
         """Raise :class:`SandboxError` if the bot ``bot`` of ``distribution`` may not run here:
         a third-party bot never runs unsandboxed unless the user asked for ``--sandbox none``."""
-        if self.fallback and distribution != TRUSTED_DISTRIBUTION:
+        if self.fallback and not is_builtin(distribution):
             raise SandboxError(
                 f"bot {bot!r} (from {distribution or 'an unknown distribution'}) would run "
                 f"without a sandbox: {self.warning}; install bubblewrap, or pass --sandbox none "

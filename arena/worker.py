@@ -13,6 +13,7 @@ Host processes must be started from the thread that keeps using them (see
 from __future__ import annotations
 
 import contextlib
+import os
 import time
 from collections import OrderedDict
 from collections.abc import Sequence
@@ -26,7 +27,21 @@ from arena.sandbox import Sandbox, choose_sandbox
 from arena.schedule import ScheduledGame
 
 #: Host processes a worker keeps alive at most (each holds a Python interpreter and its bot).
-MAX_HOSTS = 16
+MAX_HOSTS = 40
+#: Memory the host processes of one worker may hold together (MiB), by default: 40% of the
+#: machine's memory shared among the default number of workers.
+HOST_MEMORY_SHARE = 0.4
+
+
+def default_host_memory_mb(workers: int | None = None) -> int:
+    """Memory (MiB) one worker's hosts may hold together by default: :data:`HOST_MEMORY_SHARE`
+    of the machine's memory, shared among ``workers`` (default: one per core)."""
+    count = workers or len(os.sched_getaffinity(0))
+    try:
+        total = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    except (ValueError, OSError):  # pragma: no cover - not Linux
+        total = 8 << 30
+    return max(512, int(total * HOST_MEMORY_SHARE / count) >> 20)
 
 
 @dataclass(frozen=True)
@@ -37,7 +52,8 @@ class WorkerSetup:
     it, as its host is told to load it (``DISTRIBUTION:ENTRY_POINT``, see
     :func:`~arena.plugins.plugin_ref`); ``decks`` are card values, top first, indexed by deck
     position; ``sandbox`` is how hosts start (default: :func:`~arena.sandbox.choose_sandbox`
-    ``("auto")``).
+    ``("auto")``). A worker keeps at most ``max_hosts`` hosts, using at most ``host_memory_mb``
+    together (measured where control groups count it), alive between games.
     """
 
     variant: str
@@ -48,6 +64,7 @@ class WorkerSetup:
     sandbox: Sandbox | None = None
     memory_mb: int = MEMORY_MB
     max_hosts: int = MAX_HOSTS
+    host_memory_mb: int = field(default_factory=default_host_memory_mb)
 
 
 @dataclass(frozen=True)
@@ -94,18 +111,32 @@ class BlockPlayer:
         self.referee = Referee(setup.variant, setup.move_time, setup.max_faults)
         self._hosts: OrderedDict[str, HostHandle] = OrderedDict()
 
-    def _handle(self, name: str) -> HostHandle:
-        handle = self._hosts.pop(name, None)
-        if handle is None:
-            plugin = self.setup.entrants.get(name)
-            if plugin is None:
-                raise KeyError(f"entrant {name!r} is not in this tournament")
-            handle = HostHandle(name, plugin, sandbox=self.sandbox, memory_mb=self.setup.memory_mb)
-        self._hosts[name] = handle
-        while len(self._hosts) > self.setup.max_hosts:
-            _, oldest = self._hosts.popitem(last=False)
-            oldest.close()
-        return handle
+    def _handles(self, seats: Sequence[str]) -> list[HostHandle]:
+        """The hosts of ``seats`` (kept alive from earlier games where possible), after closing
+        the least recently used others while the worker holds more than ``max_hosts`` hosts or
+        its hosts use more than ``host_memory_mb`` together."""
+        handles = []
+        for name in seats:
+            handle = self._hosts.pop(name, None)
+            if handle is None:
+                plugin = self.setup.entrants.get(name)
+                if plugin is None:
+                    raise KeyError(f"entrant {name!r} is not in this tournament")
+                handle = HostHandle(
+                    name, plugin, sandbox=self.sandbox, memory_mb=self.setup.memory_mb
+                )
+            self._hosts[name] = handle
+            handles.append(handle)
+        budget = self.setup.host_memory_mb << 20
+        used = {name: h.memory_bytes() or 0 for name, h in self._hosts.items()}
+        for name in list(self._hosts):
+            if len(self._hosts) <= self.setup.max_hosts and sum(used.values()) <= budget:
+                break
+            if name in seats:
+                continue
+            self._hosts.pop(name).close()
+            used.pop(name)
+        return handles
 
     def play(self, task: BlockTask) -> BlockResult:
         """Play the block's games in order and return their outcomes."""
@@ -123,7 +154,7 @@ class BlockPlayer:
             return GameOutcome(game.index, None, out)
         counts = dict(self.referee.fault_counts)
         try:
-            handles: Sequence[HostHandle] = [self._handle(name) for name in game.seats]
+            handles: Sequence[HostHandle] = self._handles(game.seats)
             deck = self.setup.decks[game.deck]
             record = self.referee.play_round(handles, deck=deck, seed=game.seed)
         except Exception as exc:

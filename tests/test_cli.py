@@ -54,7 +54,7 @@ def test_play_reveal_shows_hidden_cards() -> None:
 def test_play_json_is_the_whole_record() -> None:
     result = run("play", "uniform", "uniform", "uniform", "--seed", "8", "--json")
     assert result.exit_code == 0
-    record = json.loads(result.output)
+    record = json.loads(result.stdout)
     assert record["players"] == 3
     assert record["seats"] == ["uniform"] * 3
     assert sorted(record["deck"]) == [1, 1, 1, 1, 1, 2, 2, 3, 3, 4, 4, 5, 5, 6, 7, 8]
@@ -65,7 +65,7 @@ def test_play_with_a_given_deck() -> None:
     deck = "3,1,1,1,3,8,1,1,2,2,4,4,5,5,6,7"  # seat 0: Baron; seat 1: Princess; seat 0 draws Guard
     result = run("play", "uniform", "uniform", "--variant", "huibers", "--deck", deck, "--json")
     assert result.exit_code == 0
-    assert json.loads(result.output)["deck"] == [int(c) for c in deck.split(",")]
+    assert json.loads(result.stdout)["deck"] == [int(c) for c in deck.split(",")]
 
 
 def test_play_match() -> None:
@@ -115,7 +115,7 @@ def test_bad_input_is_one_line_and_exit_2(args: tuple[str, ...], needle: str) ->
 def test_bench_json_keys() -> None:
     result = run("bench", "--json", "--seconds", "0.05")
     assert result.exit_code == 0, result.output
-    figures = json.loads(result.output)
+    figures = json.loads(result.stdout)
     assert figures["engine_rounds_per_s"] > 0
     assert figures["referee_moves_per_s"] > 0
     assert figures["machine"]["cores"] >= 1

@@ -117,7 +117,7 @@ def test_simulation_is_deterministic_and_reports_json() -> None:
     assert (a.wins, a.draws) == (b.wins, b.draws)
     result = CliRunner().invoke(cli, ["simulate", "random", "random", "--games", "5000", "--json"])
     assert result.exit_code == 0, result.output
-    data = json.loads(result.output)
+    data = json.loads(result.stdout)
     assert set(data) >= {
         "games",
         "wins",

@@ -352,7 +352,7 @@ def test_arena_solve_json(table: DPTable, user_cache: Path) -> None:
     save_table(table, table_path("huibers"))
     result = CliRunner().invoke(cli, ["solve", "--variant", "huibers", "--json"])
     assert result.exit_code == 0, result.output
-    report = json.loads(result.output)
+    report = json.loads(result.stdout)
     assert set(report) == {"variant", "states", "build_seconds", "opening"}
     assert report["variant"] == "huibers"
     assert report["states"] == table.states

@@ -260,7 +260,7 @@ def cli(*args: str) -> Any:
 def test_leaderboard_json_rows(uninterrupted: Store) -> None:
     result = cli("leaderboard", "--json", "--db", uninterrupted.url)
     assert result.exit_code == 0, result.output
-    rows = json.loads(result.output)
+    rows = json.loads(result.stdout)
     keys = {"bot", "elo", "elo_lo", "elo_hi", "games", "wins", "draws", "losses", "score"}
     keys |= {"score_lo", "score_hi", "faults"}
     assert {r["bot"] for r in rows} == {"honest", "uniform", "sleeper[seconds=0.01]"}
