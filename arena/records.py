@@ -15,6 +15,7 @@ FAULT_KINDS = (
     "malformed",  # the answer is not an action string
     "illegal",  # a well-formed action the rules do not allow now
     "protocol",  # the bot broke the host protocol
+    "limit",  # the bot went over its memory or process limit
     "disqualified",  # the bot had too many faults earlier in the run
     "internal",  # the referee failed unexpectedly while dealing with the bot (a bug)
 )

@@ -71,3 +71,8 @@ def test_card_parse() -> None:
     for bad in ("0", 9, "Joker"):
         with pytest.raises(InvalidCardError):
             Card.parse(bad)
+
+
+def test_a_non_ascii_digit_is_not_a_card_value() -> None:
+    with pytest.raises(InvalidCardError):
+        Card.parse("²")

@@ -32,7 +32,7 @@ class Card(IntEnum):
                 return cls(text)
             raise InvalidCardError(f"no card has the value {text} (values are 1 to 8)")
         word = str(text).strip()
-        if word.isdigit():
+        if word.isascii() and word.isdigit():
             return cls.parse(int(word))
         key = _ALIASES.get(word.lower(), word.upper())
         try:
