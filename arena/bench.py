@@ -299,6 +299,181 @@ def tournament_games_per_s(seconds: float) -> float:
     return summary.played / summary.seconds
 
 
+#: Seconds each field size of the scale benchmark plays at least (its hosts' starts included).
+FIELD_SECONDS = 30.0
+_field_results: dict[int, tuple[float, float]] = {}
+
+
+def _process_tree_memory(root: int) -> int:
+    """Bytes of memory (proportional set size, so shared pages count once) of ``root`` and
+    every process below it."""
+    children: dict[int, list[int]] = {}
+    for name in os.listdir("/proc"):
+        if not name.isdigit():
+            continue
+        try:
+            with open(f"/proc/{name}/stat", "rb") as f:
+                ppid = int(f.read().rsplit(b")", 1)[1].split()[1])
+        except (OSError, ValueError, IndexError):
+            continue
+        children.setdefault(ppid, []).append(int(name))
+    total, todo = 0, [root]
+    while todo:
+        pid = todo.pop()
+        todo.extend(children.get(pid, ()))
+        try:
+            with open(f"/proc/{pid}/smaps_rollup", "rb") as f:
+                for line in f:
+                    if line.startswith(b"Pss:"):
+                        total += int(line.split()[1]) << 10
+                        break
+        except OSError:
+            continue
+    return total
+
+
+class _StopAfter:
+    """A progress hook that ends a run (as Ctrl-C would) once it has lasted ``seconds``, and
+    samples the memory of this process tree meanwhile."""
+
+    def __init__(self, seconds: float) -> None:
+        self.deadline = time.monotonic() + seconds
+        self.peak = 0
+        self.done = 0
+        self._stop = False
+        import threading
+
+        self._sampler = threading.Thread(target=self._sample, daemon=True)
+        self._sampler.start()
+
+    def _sample(self) -> None:
+        while not self._stop:
+            self.peak = max(self.peak, _process_tree_memory(os.getpid()))
+            time.sleep(0.5)
+
+    def update(self, done: int, total: int, faults: int) -> None:
+        self.done = done
+        if time.monotonic() >= self.deadline:
+            raise KeyboardInterrupt
+
+    def close(self) -> None:
+        self._stop = True
+        self._sampler.join()
+
+
+def _field(entrants: int, seconds: float) -> tuple[float, float]:
+    """Games per second and peak memory (MiB) of a tournament of ``entrants`` copies of the
+    scaffolded pure-Python bot on ``fixed36`` (repeated so that it lasts), with the default
+    workers and sandbox, over at least ``seconds``: everything from starting the workers on,
+    their hosts' starts included."""
+    if entrants in _field_results:
+        return _field_results[entrants]
+    import math
+    import tempfile
+    from pathlib import Path
+
+    from arena.benchfield import field_names, install_field, use_field
+    from arena.catalog import load_catalog
+    from arena.pool import LocalPool, default_workers
+    from arena.sandbox import choose_sandbox
+    from arena.tournament import TournamentSpec, plan_tournament, run_tournament, worker_setup
+    from leaderboard.store import Store
+
+    with tempfile.TemporaryDirectory(prefix="arena-field-") as where:
+        use_field(install_field(entrants, Path(where) / "site"))
+        sandbox = choose_sandbox("auto")
+        catalog = load_catalog(sandbox)
+        pairs = entrants * (entrants - 1) // 2
+        repeat = max(1, math.ceil(20_000 / (pairs * 72)))
+        spec = TournamentSpec(
+            decks="fixed36", bots=tuple(field_names(entrants)), repeat=repeat, max_faults=None
+        )
+        plan = plan_tournament(spec, catalog)
+        store = Store(f"sqlite:///{where}/bench.db")
+        setup = worker_setup(plan, sandbox)
+        watch = _StopAfter(seconds)
+        try:
+            summary = run_tournament(
+                plan, store, lambda: LocalPool(setup, default_workers()), progress=watch
+            )
+        finally:
+            watch.close()
+            store.close()
+    played = summary.total - summary.left - summary.stored_before
+    _field_results[entrants] = (played / summary.seconds, watch.peak / (1 << 20))
+    return _field_results[entrants]
+
+
+def field_5_games_per_s(seconds: float) -> float:
+    """Games per second of a 5-entrant field of the scaffolded pure-Python bot (see
+    :func:`_field`)."""
+    return _field(5, max(seconds, FIELD_SECONDS))[0]
+
+
+def field_30_games_per_s(seconds: float) -> float:
+    """The same with 30 entrants: at least half the 5-entrant figure."""
+    return _field(30, max(seconds, FIELD_SECONDS))[0]
+
+
+def field_100_games_per_s(seconds: float) -> float:
+    """The same with 100 entrants: at least half the 5-entrant figure."""
+    return _field(100, max(seconds, FIELD_SECONDS))[0]
+
+
+def field_100_peak_mb(seconds: float) -> float:
+    """Peak memory of every process of the 100-entrant run together, in MiB (proportional set
+    size: pages shared between processes count once)."""
+    return _field(100, max(seconds, FIELD_SECONDS))[1]
+
+
+def first_game_seconds_cold(seconds: float) -> float:
+    """Seconds from starting the README's main command (``arena tournament --decks fixed36``,
+    every installed bot) with empty caches (no compiled kernel, no solver table) until its
+    first game is stored."""
+    import signal
+    import subprocess
+    import sys
+    import tempfile
+
+    from leaderboard.store import Store
+
+    with tempfile.TemporaryDirectory(prefix="arena-cold-") as where:
+        env = {**os.environ, "XDG_CACHE_HOME": where, "ARENA_DB": f"sqlite:///{where}/a.db"}
+        env.pop("NUMBA_CACHE_DIR", None)
+        begun = time.monotonic()
+        command = ["tournament", "--decks", "fixed36", "--quiet"]
+        proc = subprocess.Popen(
+            [sys.executable, "-c", "from arena.cli import main; main()", *command],
+            env=env,
+            cwd=where,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            start_new_session=True,
+        )
+        try:
+            while proc.poll() is None and time.monotonic() - begun < 900:
+                if os.path.exists(f"{where}/a.db") and _stored_games(Store(env["ARENA_DB"])):
+                    return time.monotonic() - begun
+                time.sleep(0.25)
+            raise RuntimeError("the tournament stored no game")
+        finally:
+            os.killpg(proc.pid, signal.SIGINT)
+            try:
+                proc.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                os.killpg(proc.pid, signal.SIGKILL)
+                proc.wait()
+
+
+def _stored_games(store: Any) -> int:
+    try:
+        return sum(t.games for t in store.tournaments())
+    except Exception:  # the schema may not exist yet
+        return 0
+    finally:
+        store.close()
+
+
 BENCHMARKS: dict[str, Benchmark] = {
     b.key: b
     for b in (
@@ -330,6 +505,23 @@ BENCHMARKS: dict[str, Benchmark] = {
             "full reference round-robin < 10 min",
             all_cores=True,
         ),
+        Benchmark("field_5_games_per_s", field_5_games_per_s, "games/s", "", all_cores=True),
+        Benchmark(
+            "field_30_games_per_s",
+            field_30_games_per_s,
+            "games/s",
+            ">= half of field_5_games_per_s",
+            all_cores=True,
+        ),
+        Benchmark(
+            "field_100_games_per_s",
+            field_100_games_per_s,
+            "games/s",
+            ">= half of field_5_games_per_s",
+            all_cores=True,
+        ),
+        Benchmark("field_100_peak_mb", field_100_peak_mb, "MiB", "< 6,144", all_cores=True),
+        Benchmark("first_game_seconds_cold", first_game_seconds_cold, "s", "<= 60", all_cores=True),
     )
 }
 

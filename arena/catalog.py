@@ -29,7 +29,7 @@ from arena.plugins import (
     refusal_errors,
     refused_bot,
 )
-from arena.sandbox import Sandbox, SandboxError, choose_sandbox
+from arena.sandbox import HostProcess, Sandbox, SandboxError, choose_sandbox
 
 #: Seconds a plugin may take to describe itself.
 LIST_TIME = 60.0
@@ -135,6 +135,34 @@ def _read_listing(
     return bytes(out).split(b"\n", 1)[0], bytes(err), None
 
 
+def _listing(
+    plugin: PluginInfo,
+    proc: subprocess.Popen[bytes],
+    deadline: float,
+    timeout: float,
+    catalog: Catalog,
+) -> dict[str, Any] | None:
+    """The listing ``proc`` (a host run with ``--list``) sends, or ``None`` with the reason
+    added to ``catalog.errors``."""
+    out, err, problem = _read_listing(proc, deadline, timeout)
+    if problem is None:
+        try:
+            listing = P.decode(out)
+        except P.ProtocolError:
+            try:
+                code: int | str = proc.wait(timeout=2)
+            except subprocess.TimeoutExpired:
+                code = "none (it sent no listing)"
+            tail = err.decode("utf-8", "replace").strip().splitlines()[-1:] or ["no output"]
+            problem = f"host exited with code {code}: {tail[0]}"
+    if problem is not None:
+        catalog.errors.append(_listing_error(plugin, problem))
+        return None
+    if listing.get("error"):
+        catalog.errors.append(_listing_error(plugin, str(listing["error"])))
+    return listing
+
+
 def _listing_error(plugin: PluginInfo, message: str) -> PluginError:
     return PluginError(plugin.name, plugin.distribution, one_line(message))
 
@@ -199,42 +227,30 @@ def load_catalog(sandbox: Sandbox | None = None, timeout: float = LIST_TIME) -> 
             catalog.errors.append(_listing_error(plugin, f"not listed: {exc}"))
             continue
         plugins.append(plugin)
-    hosts = [
-        sandbox.launch([sys.executable, "-m", "arena.host", "--plugin", plugin.ref, "--list"])
-        for plugin in plugins
-    ]
-    procs = [host.process for host in hosts]
     bots: list[Claim[BotEntry]] = []
     deck_sets: list[Claim[DeckSetEntry]] = []
-    deadline = time.monotonic() + timeout
-    for plugin, proc in zip(plugins, procs, strict=True):
-        out, err, problem = _read_listing(proc, deadline, timeout)
-        if problem is not None:
-            catalog.errors.append(_listing_error(plugin, problem))
-            continue
-        try:
-            listing = P.decode(out)
-        except P.ProtocolError:
-            proc.kill()
-            code = proc.wait()
-            tail = err.decode("utf-8", "replace").strip().splitlines()[-1:] or ["no output"]
-            catalog.errors.append(
-                _listing_error(plugin, f"host exited with code {code}: {tail[0]}")
-            )
-            continue
-        if listing.get("error"):
-            catalog.errors.append(_listing_error(plugin, str(listing["error"])))
-        try:
-            claimed_bots, claimed_decks = _claims(plugin, listing)
-        except (KeyError, TypeError, ValueError, AttributeError) as exc:
-            catalog.errors.append(
-                _listing_error(plugin, f"malformed listing: {type(exc).__name__}: {exc}")
-            )
-            continue
-        bots += claimed_bots
-        deck_sets += claimed_decks
-    for host in hosts:
-        host.close()
+    hosts: list[HostProcess] = []
+    try:
+        for plugin in plugins:
+            argv = [sys.executable, "-m", "arena.host", "--plugin", plugin.ref, "--list"]
+            hosts.append(sandbox.launch(argv))
+        deadline = time.monotonic() + timeout
+        for plugin, host in zip(plugins, hosts, strict=True):
+            listing = _listing(plugin, host.process, deadline, timeout, catalog)
+            if listing is None:
+                continue
+            try:
+                claimed_bots, claimed_decks = _claims(plugin, listing)
+            except (KeyError, TypeError, ValueError, AttributeError) as exc:
+                catalog.errors.append(
+                    _listing_error(plugin, f"malformed listing: {type(exc).__name__}: {exc}")
+                )
+                continue
+            bots += claimed_bots
+            deck_sets += claimed_decks
+    finally:  # also on Ctrl-C: no listing host is left behind
+        for host in hosts:
+            host.close()
     owned_bots, owned_decks = settle("bot", bots), settle("deck set", deck_sets)
     catalog.bots, catalog.contested = owned_bots.owned, owned_bots.contested
     catalog.deck_sets = owned_decks.owned

@@ -19,7 +19,7 @@ import itertools
 import os
 import signal
 import time
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
@@ -303,11 +303,49 @@ def _field(fd: int, key: bytes) -> int:
     return 0
 
 
-def remove_own_groups() -> None:
-    """Remove the (empty) ``arena-PID`` directories this process made; called at exit."""
+def sweep(pids: Iterable[int] | None = None) -> int:
+    """Remove the groups of arena processes that are gone (or of ``pids``): kill what is left
+    in each ``arena-PID/host-N`` group, then remove it and its ``arena-PID`` directory. A worker
+    killed outright (Ctrl-C, ``kill -9``) cannot remove its hosts' groups itself; the next
+    sandbox chosen, or its coordinator, does. Returns how many groups were removed."""
     found = probe()
     if not isinstance(found, Hierarchy):
-        return
+        return 0
+    wanted = set(pids) if pids is not None else None
+    removed = 0
     for parent in dict.fromkeys(found.parents.values()):
-        with contextlib.suppress(OSError):
-            (parent / f"arena-{os.getpid()}").rmdir()
+        try:
+            owners = [p for p in parent.iterdir() if p.name.startswith("arena-")]
+        except OSError:
+            continue
+        for owner in owners:
+            try:
+                pid = int(owner.name.split("-", 1)[1])
+            except ValueError:
+                continue
+            if wanted is not None and pid not in wanted:
+                continue
+            if wanted is None and os.path.exists(f"/proc/{pid}"):
+                continue
+            for group in [g for g in owner.iterdir() if g.is_dir()]:
+                _empty_and_remove(group)
+                removed += 1
+            with contextlib.suppress(OSError):
+                owner.rmdir()
+    return removed
+
+
+def _empty_and_remove(group: Path) -> None:
+    for _ in range(50):
+        try:
+            left = [int(x) for x in (group / "cgroup.procs").read_text().split()]
+        except OSError:
+            return
+        if not left:
+            break
+        for pid in left:
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.kill(pid, signal.SIGKILL)
+        time.sleep(0.01)
+    with contextlib.suppress(OSError):
+        group.rmdir()

@@ -138,6 +138,14 @@ class HostHandle(BotHandle):
 
     # --- process ------------------------------------------------------------------------------
 
+    def terminate(self) -> None:
+        """Kill the host's processes now; safe from any thread (the thread using the handle
+        then sees the host gone)."""
+        proc = self._proc
+        if proc is not None and proc.poll() is None:
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.killpg(proc.pid, signal.SIGKILL)
+
     def memory_bytes(self) -> int | None:
         """The memory the bot's processes use now (``None``: not running, or not measured)."""
         return self._host.memory_bytes() if self._host is not None else None

@@ -18,6 +18,7 @@ import time
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from arena.catalog import BotEntry
 from arena.names import is_builtin
@@ -75,13 +76,16 @@ def is_compiled(name: str) -> bool:
         return False
 
 
-def _compile_one(bot: TrustedBot, sandbox: Sandbox, errors: dict[str, str]) -> None:
+def _compile_one(
+    bot: TrustedBot, sandbox: Sandbox, errors: dict[str, str], active: set[Any]
+) -> None:
     from arena.hosted import HostHandle
     from arena.referee import InProcessHandle, Referee
     from bots.uniform import UniformBot
 
     trusted = Sandbox("none", sandbox.limits, kernels=sandbox.kernels)
     host = HostHandle(bot.name, bot.plugin, sandbox=trusted, startup_time=COMPILE_TIME)
+    active.add(host)
     others = [InProcessHandle(UniformBot(), "uniform") for _ in range(bot.players - 1)]
     try:
         record = Referee(bot.variant, move_time=COMPILE_TIME).play_round([host, *others], seed=1)
@@ -95,6 +99,7 @@ def _compile_one(bot: TrustedBot, sandbox: Sandbox, errors: dict[str, str]) -> N
         errors[bot.name] = f"{type(exc).__name__}: {exc}"
     finally:
         host.close()
+        active.discard(host)
 
 
 def compile_kernels(
@@ -113,6 +118,7 @@ def compile_kernels(
     begun = time.monotonic()
     lock = threading.Lock()
     pending = list(todo)
+    active: set[Any] = set()  # the hosts compiling now
 
     def work() -> None:
         while True:
@@ -125,13 +131,20 @@ def compile_kernels(
                         f"compiling kernels: {bot.name} ({len(todo) - len(pending)} of "
                         f"{len(todo)}, {time.monotonic() - begun:.0f} s so far)"
                     )
-            _compile_one(bot, sandbox, errors)
+            _compile_one(bot, sandbox, errors, active)
 
     threads = [threading.Thread(target=work, daemon=True) for _ in range(max(1, workers))]
     for thread in threads:
         thread.start()
-    for thread in threads:
-        thread.join()
+    try:
+        for thread in threads:
+            thread.join()
+    except KeyboardInterrupt:  # Ctrl-C: nothing may go on compiling behind the user's back
+        with lock:
+            pending.clear()
+        for host in list(active):
+            host.terminate()
+        raise
     if progress:
         progress(f"compiled the kernels of {len(todo)} bot(s) in {time.monotonic() - begun:.0f} s")
     return errors

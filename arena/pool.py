@@ -63,6 +63,9 @@ def _worker_main(conn: Connection, setup: WorkerSetup, core: int | None) -> None
             conn.send(("done", result))
     finally:
         player.close()
+        from arena.cgroups import sweep
+
+        sweep([os.getpid()])
 
 
 @dataclass
@@ -170,10 +173,14 @@ class LocalPool:
         self.terminate()
 
     def terminate(self) -> None:
-        """Kill every worker now; their bot hosts end with them."""
+        """Kill every worker now; their bot hosts end with them, and their hosts' control
+        groups are removed here (a killed worker cannot remove them)."""
         for worker in self._workers:
             if worker.process.is_alive():
                 worker.process.kill()
         for worker in self._workers:
             worker.process.join(5)
             worker.conn.close()
+        from arena.cgroups import sweep
+
+        sweep(w.process.pid for w in self._workers if w.process.pid is not None)

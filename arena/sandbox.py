@@ -16,10 +16,13 @@ itself (address space and processes per process, see :mod:`arena.host`) and is p
 
 from __future__ import annotations
 
+import atexit
+import contextlib
 import importlib.metadata as md
 import importlib.util
 import os
 import shutil
+import signal
 import site
 import subprocess
 import sys
@@ -98,7 +101,12 @@ class HostProcess:
         return self.group.memory_bytes() if self.group is not None else None
 
     def close(self) -> None:
-        """Kill whatever is left of the bot and remove its group."""
+        """Kill whatever is left of the bot (its session, its group) and remove its group."""
+        if self.process.poll() is None:
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.killpg(self.process.pid, signal.SIGKILL)
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                self.process.wait(timeout=5)
         if self.group is not None:
             self.group.close()
 
@@ -282,6 +290,14 @@ class Sandbox:
 
 
 @lru_cache(maxsize=1)
+def _sweep_groups() -> None:
+    """Once per process: remove the control groups of arena processes that were killed, and
+    this process's own when it exits."""
+    cgroups.sweep()
+    atexit.register(cgroups.sweep, [os.getpid()])
+
+
+@lru_cache(maxsize=1)
 def _scratch() -> str:
     return tempfile.mkdtemp(prefix="arena-host-")
 
@@ -408,6 +424,8 @@ def choose_sandbox(
             )
     found = cgroups.probe()
     hierarchy = found if isinstance(found, cgroups.Hierarchy) else None
+    if hierarchy is not None:
+        _sweep_groups()
     return Sandbox(
         "bwrap",
         limits,
