@@ -22,14 +22,18 @@ from arena import protocol as P
 from arena.engine.layout import V_NPLAYERS
 
 
-def _limit_memory(megabytes: int) -> None:
-    if megabytes <= 0:
-        return
+def _limit(memory_mb: int, processes: int) -> None:
+    """Limits the host puts on itself (and its children inherit): address space per process and,
+    where no control group counts the bot's processes, processes of its user. In a sandbox that
+    user exists only in the host's own user namespace, so the count is the bot's alone."""
     try:
         import resource
 
-        limit = megabytes << 20
-        resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
+        if memory_mb > 0:
+            limit = memory_mb << 20
+            resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
+        if processes > 0:
+            resource.setrlimit(resource.RLIMIT_NPROC, (processes, processes))
     except (ImportError, ValueError, OSError):  # pragma: no cover - platform without rlimits
         pass
 
@@ -174,9 +178,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--bot", help="the bot to serve: NAME or NAME[param=value,...]")
     parser.add_argument("--list", action="store_true", help="describe the plugin's bots and exit")
     parser.add_argument("--memory-mb", type=int, default=0, help="address-space limit (0: none)")
+    parser.add_argument("--processes", type=int, default=0, help="process limit (0: none)")
     args = parser.parse_args(argv)
     proto_in, proto_out = _take_protocol_streams()
-    _limit_memory(args.memory_mb)
+    _limit(args.memory_mb, args.processes)
     if args.list:
         proto_out.write(_listing(args.plugin))
         proto_out.flush()
