@@ -28,7 +28,10 @@ class ProgressLine:
     """Reports ``done`` of ``total`` games to ``stream`` (standard error by default).
 
     The rate and the ETA count only the games of this run, so a resumed run does not look
-    faster than it is.
+    faster than it is, and start once games are being stored: they are measured from the first
+    games stored on, so the time the workers take to start the bots' hosts does not make the
+    first estimate hours long. Until the first game is stored the line says the bots are
+    starting.
     """
 
     def __init__(self, label: str = "games", stream: TextIO | None = None) -> None:
@@ -37,6 +40,7 @@ class ProgressLine:
         self.tty = bool(getattr(self.stream, "isatty", lambda: False)())
         self._start = time.monotonic()
         self._first: int | None = None
+        self._playing: tuple[float, int] | None = None  # when the first games were stored
         self._shown = -1.0
         self._last = ""
 
@@ -49,9 +53,13 @@ class ProgressLine:
         width = len(str(total))
         percent = 100.0 * done / total if total else 100.0
         parts = [f"{self.label} {done:>{width}}/{total} ({percent:5.1f}%)"]
-        fresh = done - self._first
-        if fresh > 0 and elapsed > 0:
-            rate = fresh / elapsed
+        if done > self._first and self._playing is None:
+            self._playing = (now, done)
+        if self._playing is None:
+            if done < total:
+                parts.append("starting the bots")
+        elif done > self._playing[1] and now > self._playing[0]:
+            rate = (done - self._playing[1]) / (now - self._playing[0])
             parts.append(f"{rate:,.1f}/s")
             if done < total:
                 parts.append(f"ETA {format_duration((total - done) / rate)}")
