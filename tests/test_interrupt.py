@@ -1,0 +1,133 @@
+"""Ctrl-C on a real ``arena tournament`` of a large field stops it within 5 s with exit code 130
+and nothing left running, in every phase: compiling kernels, starting the bots' hosts, playing
+and storing blocks, and with more than 100 entrants."""
+
+from __future__ import annotations
+
+import os
+import signal
+import sqlite3
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from arena.benchfield import field_names, install_field
+
+#: Seconds Ctrl-C may take to end the run.
+PROMPT = 5.0
+
+
+@pytest.fixture(scope="module")
+def field(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A package registering 120 copies of the scaffolded bot."""
+    return install_field(120, tmp_path_factory.mktemp("field") / "site")
+
+
+def _stored(db: Path) -> int:
+    try:
+        with sqlite3.connect(f"file:{db}?mode=ro", uri=True, timeout=1) as conn:
+            return int(conn.execute("select count(*) from games").fetchone()[0])
+    except sqlite3.Error:
+        return 0
+
+
+def _left_running(marker: str) -> list[int]:
+    """Processes whose environment names ``marker`` (every host inherits PYTHONPATH)."""
+    found = []
+    for name in os.listdir("/proc"):
+        if not name.isdigit() or int(name) == os.getpid():
+            continue
+        try:
+            environ = Path(f"/proc/{name}/environ").read_bytes()
+        except OSError:
+            continue
+        if marker.encode() in environ:
+            found.append(int(name))
+    return found
+
+
+def interrupt(
+    field: Path,
+    tmp_path: Path,
+    entrants: int,
+    when: Callable[[list[str], Path], bool],
+    extra: tuple[str, ...] = (),
+    cache: Path | None = None,
+) -> tuple[int, float, list[str]]:
+    """Run a tournament of ``entrants`` field bots (and ``extra`` bots), send SIGINT to its
+    process group as soon as ``when(stderr lines so far, database)`` holds, and return its exit
+    code, the seconds it took to end after the signal, and its standard error."""
+    db = tmp_path / "arena.db"
+    env = {**os.environ, "PYTHONPATH": str(field), "ARENA_DB": f"sqlite:///{db}"}
+    if cache is not None:
+        env["XDG_CACHE_HOME"] = str(cache)
+    bots = ",".join([*field_names(entrants), *extra])
+    command = ["tournament", "--decks", "fixed36", "--bots", bots]
+    proc = subprocess.Popen(
+        [sys.executable, "-c", "from arena.cli import main; main()", *command],
+        env=env,
+        cwd=tmp_path,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,
+    )
+    lines: list[str] = []
+    assert proc.stderr is not None
+    reader = threading.Thread(target=lambda: lines.extend(proc.stderr or []), daemon=True)
+    reader.start()
+    deadline = time.monotonic() + 240
+    try:
+        while not when(lines, db):
+            assert proc.poll() is None, f"the run ended before the signal: {lines[-5:]}"
+            assert time.monotonic() < deadline, f"the moment never came: {lines[-5:]}"
+            time.sleep(0.05)
+        os.killpg(proc.pid, signal.SIGINT)
+        sent = time.monotonic()
+        code = proc.wait(timeout=60)
+        took = time.monotonic() - sent
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
+    reader.join(5)
+    time.sleep(0.5)
+    assert _left_running(str(field)) == [], "processes of the run are still running"
+    return code, took, lines
+
+
+def test_ctrl_c_while_kernels_compile(field: Path, tmp_path: Path) -> None:
+    code, took, lines = interrupt(
+        field,
+        tmp_path,
+        30,
+        lambda lines, db: any("compiling kernels: random" in line for line in lines),
+        extra=("random",),
+        cache=tmp_path / "empty-cache",
+    )
+    assert code == 130 and took < PROMPT, (code, took, lines[-3:])
+    assert not any("Traceback" in line for line in lines)
+
+
+def test_ctrl_c_while_hosts_start(field: Path, tmp_path: Path) -> None:
+    code, took, lines = interrupt(
+        field, tmp_path, 30, lambda lines, db: any("tournament 1 (" in line for line in lines)
+    )
+    assert code == 130 and took < PROMPT, (code, took, lines[-3:])
+    assert any("--resume" in line for line in lines)  # it says how to go on
+
+
+def test_ctrl_c_mid_run_keeps_what_is_stored(field: Path, tmp_path: Path) -> None:
+    code, took, _ = interrupt(field, tmp_path, 30, lambda lines, db: _stored(db) > 0)
+    assert code == 130 and took < PROMPT, (code, took)
+    assert _stored(tmp_path / "arena.db") > 0
+
+
+def test_ctrl_c_in_a_field_of_more_than_100(field: Path, tmp_path: Path) -> None:
+    code, took, _ = interrupt(field, tmp_path, 120, lambda lines, db: _stored(db) > 0)
+    assert code == 130 and took < PROMPT, (code, took)
