@@ -13,9 +13,10 @@ write to the database; progress, Ctrl-C and resume are unchanged. See ``docs/clu
   on the worker process's main thread, which is what :class:`~arena.hosted.HostHandle` needs
   (bubblewrap ends a sandboxed host when the *thread* that started it exits). The actor checks
   that each block runs on the thread that made it and fails the block if not.
-- The sandbox is chosen on each node (:func:`~arena.sandbox.choose_sandbox` with the mode asked
-  for and the directories to hide), not sent from the coordinator, whose package paths need not
-  exist there; a node that falls back to plain subprocesses says so once.
+- The sandbox is chosen on each node (:func:`~arena.sandbox.choose_sandbox` with the mode and
+  limits asked for and the paths bots must not see), not sent from the coordinator, whose
+  package paths need not exist there; a node without bubblewrap says so once (and plays only
+  the arena's own bots).
 - Before its first block an actor checks that its node has the arena and every entrant's
   distribution in the coordinator's versions (:func:`plan_versions`), and fails the block with a
   one-line message naming the difference if not.
@@ -40,13 +41,13 @@ import threading
 import time
 from collections import deque
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from arena.errors import ArenaError
 from arena.pool import WorkerError, default_workers
-from arena.sandbox import choose_sandbox
+from arena.sandbox import Limits, choose_sandbox
 from arena.worker import BlockPlayer, BlockResult, BlockTask, WorkerSetup
 
 if TYPE_CHECKING:
@@ -149,13 +150,15 @@ def _in_ray_actor() -> bool:
 @dataclass(frozen=True)
 class NodeSetup:
     """What an actor needs besides the :class:`~arena.worker.WorkerSetup` (whose ``sandbox``
-    is left out): the sandbox mode and directories to hide, to choose the sandbox on the node,
-    the distribution versions to check, and whether to pin to a core."""
+    is left out): the sandbox mode, the limits of each bot and the paths bots must not see, to
+    choose the sandbox on the node, the distribution versions to check, and whether to pin to a
+    core."""
 
     sandbox_mode: str = "auto"
     hide: tuple[str, ...] = ()
     versions: tuple[tuple[str, str], ...] = ()
     pin: bool = True
+    limits: Limits = field(default_factory=Limits)
 
 
 class BlockActor:
@@ -203,7 +206,7 @@ class BlockActor:
         note = None
         if self.player is None:
             self._check_versions()
-            sandbox = choose_sandbox(self.node.sandbox_mode, self.node.hide)
+            sandbox = choose_sandbox(self.node.sandbox_mode, self.node.limits, self.node.hide)
             if sandbox.warning:
                 note = f"node {self.host}: {sandbox.warning}"
             self.player = BlockPlayer(replace(self.setup, sandbox=sandbox))
@@ -259,8 +262,8 @@ class RayExecutor:
     head node, checked at once). If this process is already connected to Ray, that connection
     is used. There is one actor per CPU of the cluster, or ``workers``. ``sandbox_mode``
     (``auto``, ``bwrap``, ``none``; default: the kind of ``setup.sandbox``, else ``auto``) is
-    chosen on each node, hiding ``hide`` (default: ``setup.sandbox.hidden``) where those
-    directories exist besides the node's own working and home directories; ``versions`` (see
+    chosen on each node with ``setup.sandbox``'s limits, refusing to play where one of ``hide``
+    (the database, a deck file) lies inside what the node's sandbox shows; ``versions`` (see
     :func:`plan_versions`) are checked on each node; ``pin`` pins each actor to a core of its
     own; ``warn`` is told each node's sandbox warning once. Ray is shut down by :meth:`close`
     and :meth:`terminate` only if this executor started it.
@@ -304,10 +307,11 @@ class RayExecutor:
                 self.terminate()
                 raise RayUnavailableError("the Ray cluster has no CPU to play on")
         mode = sandbox_mode or (setup.sandbox.kind if setup.sandbox is not None else "auto")
-        if hide is None:
-            hide = setup.sandbox.hidden if setup.sandbox is not None else ()
+        limits = setup.sandbox.limits if setup.sandbox is not None else Limits()
         self._setup = replace(setup, sandbox=None)
-        self._node = NodeSetup(mode, tuple(hide), tuple(sorted((versions or {}).items())), pin)
+        self._node = NodeSetup(
+            mode, tuple(hide or ()), tuple(sorted((versions or {}).items())), pin, limits
+        )
         self._remote = ray.remote(BlockActor).options(
             num_cpus=1, max_concurrency=1, max_restarts=0, max_task_retries=0
         )

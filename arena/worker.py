@@ -108,6 +108,9 @@ class BlockPlayer:
     def __init__(self, setup: WorkerSetup) -> None:
         self.setup = setup
         self.sandbox = setup.sandbox if setup.sandbox is not None else choose_sandbox()
+        for name, plugin in setup.entrants.items():  # e.g. a cluster node without bubblewrap
+            distribution, colon, _ = plugin.partition(":")
+            self.sandbox.check(name, distribution if colon else "")
         self.referee = Referee(setup.variant, setup.move_time, setup.max_faults)
         self._hosts: OrderedDict[str, HostHandle] = OrderedDict()
 
