@@ -488,7 +488,8 @@ def check(
 
 @cli.group()
 def decks() -> None:
-    """Deck sets: fixed36, random:N[:SEED], file:PATH and plugin deck sets."""
+    """Deck sets: fixed36, balanced:N[:SEED], random:N[:SEED], file:PATH and plugin deck
+    sets."""
 
 
 @decks.command("generate")
@@ -518,8 +519,13 @@ def decks_generate(name: str, out: Path | None) -> None:
 @variant_option
 @json_option
 def decks_show(spec: str, variant: str, as_json: bool) -> None:
-    """List the decks of SPEC (fixed36, random:N[:SEED], file:PATH or a plugin deck set) with
-    the set's balance: both seats' opening chances and the set-aside card counts."""
+    """List the decks of SPEC (fixed36, balanced:N:SEED, random:N:SEED, file:PATH or a plugin
+    deck set) with the set's balance: both seats' opening chances and the set-aside card counts.
+
+    balanced:N and random:N without a seed are drawn from a new secret seed for each
+    tournament, so they have no decks to show; a finished tournament's report publishes its
+    seed, and SPEC:SEED then shows its decks.
+    """
     from arena.decks import balance, is_builtin_spec, load_deck_set
 
     catalog = None
@@ -532,7 +538,7 @@ def decks_show(spec: str, variant: str, as_json: bool) -> None:
     if as_json:
         click.echo(json.dumps({**deck_set.to_json(), "balance": figures}, indent=2))
         return
-    click.echo(f"{deck_set.name} ({deck_set.variant}): {deck_set.description}")
+    click.echo(f"{deck_set.name} ({deck_set.variant}, public): {deck_set.description}")
     for k, (deck, (f0, f1)) in enumerate(zip(deck_set.decks, figures["openings"], strict=True)):
         cards = " ".join(str(v) for v in deck)
         click.echo(f"{k + 1:4d}  {cards}   seat0 {f0:.3f}  seat1 {f1:.3f}")

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import sys
+import textwrap
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -97,7 +98,9 @@ def _given(ctx: click.Context, name: str) -> bool:
     "deck_spec",
     default="fixed36",
     show_default=True,
-    help="Deck set: fixed36, random:N[:SEED], file:PATH or a plugin's deck set.",
+    help="Deck set: fixed36, balanced:N[:SEED], random:N[:SEED], file:PATH or a plugin's "
+    "deck set. balanced:N and random:N are drawn from a secret seed for each tournament "
+    "(published in its report once it is finished): use balanced:36 for ranked play.",
 )
 @click.option(
     "--bots",
@@ -251,7 +254,7 @@ def tournament(
             max_faults=limit,
             name=name,
         )
-        plan = plan_tournament(spec, catalog)
+        plan = plan_tournament(spec, catalog, store)
     for bot, reason in plan.left_out:
         click.echo(f"arena: note: {bot} left out: {reason}", err=True)
     tid = start(plan, store)
@@ -282,7 +285,8 @@ def tournament(
     entrants = ", ".join(e.name for e in plan.entrants)
     click.echo(
         f"tournament {tid} ({plan.name}): {len(plan.entrants)} bots ({entrants}), "
-        f"{len(plan.decks)} decks, {len(plan.schedule)} games, {where}",
+        f"{len(plan.decks)} {'public' if plan.public_decks else 'secret'} decks, "
+        f"{len(plan.schedule)} games, {where}",
         err=True,
     )
     progress = None if quiet else ProgressLine()
@@ -398,15 +402,31 @@ def tournaments(db_url: str | None, as_json: bool) -> None:
 @db_option
 @json_option
 def replay(game_id: int, reveal: bool, db_url: str | None, as_json: bool) -> None:
-    """Print stored game GAME_ID as `arena play` does."""
+    """Print stored game GAME_ID as `arena play` does.
+
+    A game of a tournament on secret decks that is not finished yet shows only what every
+    seat saw (its deck and hidden cards are shown once the tournament is finished).
+    """
     from leaderboard.store import Store
 
     store = Store(db_url)
     store.create_schema()
     tid, game = store.game(game_id)
     record = game.record
+    hidden = not store.tournament(tid).decks_revealed
+    if hidden and reveal:
+        raise ArenaError(
+            f"game {game_id} belongs to tournament {tid}, which plays secret decks and is not "
+            f"finished: its deck and hidden cards are shown once it is (arena replay {game_id} "
+            "shows what every seat saw)"
+        )
     if as_json:
-        click.echo(json.dumps({"tournament": tid, "key": game.key, **record.to_json()}, indent=2))
+        data = record.to_json()
+        if hidden:
+            data["deck"] = None
+            data["events"] = [e for e in data["events"] if e["visible_to"] is None]
+        data = {"tournament": tid, "key": game.key, "hidden": hidden, **data}
+        click.echo(json.dumps(data, indent=2))
         return
     seats = ", ".join(f"seat {s}: {n}" for s, n in enumerate(record.seats))
     click.echo(f"game {game.id} of tournament {tid} ({game.key}); {seats}")
@@ -457,7 +477,7 @@ def report(
     """Report a stored tournament: standings, head-to-head scores, likelihood of superiority,
     faults and provenance (docs/reports.md). --json prints all of it; --html FILE writes a
     page to read and share."""
-    from leaderboard.report import format_table, render_html
+    from leaderboard.report import deck_note, format_table, render_html, report_json
     from leaderboard.store import Store
 
     detail, games, standings = _standings(Store(db_url), tournament_id, _parse_anchor(anchor))
@@ -468,7 +488,7 @@ def report(
             raise click.ClickException(f"cannot write {html_path}: {exc.strerror or exc}") from None
         click.echo(f"wrote {html_path}", err=True)
     if as_json:
-        click.echo(standings.to_json())
+        click.echo(report_json(detail, standings))
         return
     if html_path is not None:
         return
@@ -478,6 +498,7 @@ def report(
         f"variant {detail.variant}, {detail.players} per table, seed {detail.seed}, "
         f"{len(games)} games"
     )
+    click.echo(textwrap.fill(deck_note(detail), width=100, break_on_hyphens=False))
     click.echo(format_table(standings))
     bots = [line.bot for line in standings.standings if line.elo is not None]
     if len(bots) > 1:

@@ -4,14 +4,22 @@ Specs understood by :func:`load_deck_set`:
 
 - ``fixed36``: 36 balanced deck orders shipped with the package (``arena/data/fixed36.txt``),
   made by :func:`generate_fixed36`; ``docs/decks.md`` states the criterion.
+- ``balanced:N[:SEED]``: ``N`` decks chosen with ``fixed36``'s criterion and set-aside quota
+  from candidates ``derive_seed(SEED, "balanced", k)`` (:func:`generate_balanced`).
 - ``random:N[:SEED]``: ``N`` decks, deck ``k`` shuffled from ``derive_seed(SEED, "deck", k)``.
 - ``file:PATH``: a text file with one deck per line (16 card names or values, top card first).
 - any other name: a deck set contributed by a plugin (``Catalog.deck_sets``).
+
+``balanced:N`` and ``random:N`` without a seed are *secret* specs (:func:`is_secret_spec`): a
+tournament draws a new seed for them with :func:`draw_secret_seed`, keeps it where no bot can
+see it and publishes it once the tournament is finished; :func:`reproducible_spec` names the
+public spec that gives the same decks. Every other spec is public: a bot can know its decks.
 """
 
 from __future__ import annotations
 
 import math
+import secrets
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -37,8 +45,13 @@ FIXED36_GENERATOR = "fixed36-generator/1"
 FIXED36_SIZE = 36
 #: Half-width of the band around the mean opening chance that both seats' starts must lie in.
 BAND = 0.08
-#: Most decks ``random:N`` may ask for.
+#: Most decks ``random:N`` and ``balanced:N`` may ask for.
 MAX_RANDOM_DECKS = 100_000
+#: Bits of a secret seed drawn by :func:`draw_secret_seed`.
+SECRET_BITS = 128
+#: The deck set families that take a count and an optional seed, and the key their decks'
+#: seeds derive from.
+SEEDED_FAMILIES = {"random": "deck", "balanced": "balanced"}
 
 Deck = tuple[int, ...]
 
@@ -49,12 +62,17 @@ class DeckSetError(ArenaError, ValueError):
 
 @dataclass(frozen=True)
 class DeckSet:
-    """A named list of deck orders for one variant: card values, top card first."""
+    """A named list of deck orders for one variant: card values, top card first.
+
+    ``public`` is False for a set drawn from a secret seed (``balanced:N``, ``random:N``): no
+    bot can know its decks in advance. Its ``name`` is the spec, without the seed.
+    """
 
     name: str
     variant: str
     decks: tuple[Deck, ...]
     description: str
+    public: bool = True
 
     def __len__(self) -> int:
         return len(self.decks)
@@ -65,34 +83,68 @@ class DeckSet:
             "name": self.name,
             "variant": self.variant,
             "description": self.description,
+            "public": self.public,
             "decks": [list(d) for d in self.decks],
         }
 
 
-def load_deck_set(spec: str, variant: str = "classic", catalog: Catalog | None = None) -> DeckSet:
+def load_deck_set(
+    spec: str,
+    variant: str = "classic",
+    catalog: Catalog | None = None,
+    secret: int | None = None,
+) -> DeckSet:
     """The deck set named by ``spec`` for ``variant``; every deck is checked against the
-    variant's cards. Raises :class:`DeckSetError` (an :class:`~arena.errors.ArenaError`) with a
-    one-line message for a bad spec, file or deck."""
+    variant's cards. A secret spec (:func:`is_secret_spec`) needs its tournament's ``secret``
+    seed, and only a secret spec takes one. Raises :class:`DeckSetError` (an
+    :class:`~arena.errors.ArenaError`) with a one-line message for a bad spec, file or deck, and
+    for a secret spec without its seed (which says so plainly: ``arena decks show`` prints it)."""
     var = Variant.get(variant).name
     spec = spec.strip()
+    if secret is not None and not is_secret_spec(spec):
+        raise DeckSetError(f"deck set {spec!r} is public: it takes no secret seed")
+    family = spec.split(":", 1)[0]
+    if family in SEEDED_FAMILIES and spec != family:
+        return _seeded(spec, var, secret)
     if spec == "fixed36":
         return _fixed36(var)
-    if spec.startswith("random:"):
-        return _random(spec, var)
     if spec.startswith("file:"):
         return _from_file(spec[len("file:") :], var)
     if catalog is not None and spec in catalog.deck_sets:
         return _from_plugin(catalog, spec, var)
-    known = ["fixed36", "random:N[:SEED]", "file:PATH"]
+    known = ["fixed36", "balanced:N[:SEED]", "random:N[:SEED]", "file:PATH"]
     if catalog is not None:
         known += sorted(catalog.deck_sets)
     raise DeckSetError(f"unknown deck set {spec!r} (known: {', '.join(known)})")
 
 
 def is_builtin_spec(spec: str) -> bool:
-    """Whether ``spec`` is answered without asking plugins (``fixed36``, ``random:``, ``file:``)."""
+    """Whether ``spec`` is answered without asking plugins (``fixed36``, ``balanced:``,
+    ``random:``, ``file:``)."""
     spec = spec.strip()
-    return spec == "fixed36" or spec.startswith(("random:", "file:"))
+    return spec == "fixed36" or spec.startswith(("balanced:", "random:", "file:"))
+
+
+def is_secret_spec(spec: str) -> bool:
+    """Whether ``spec`` is ``balanced:N`` or ``random:N`` without a seed: a deck set drawn
+    from a secret seed for each tournament."""
+    parts = spec.strip().split(":")
+    return len(parts) == 2 and parts[0] in SEEDED_FAMILIES
+
+
+def draw_secret_seed() -> int:
+    """A new secret seed of :data:`SECRET_BITS` bits from the operating system's randomness
+    (:mod:`secrets`): far too many to try, unlike a small public seed."""
+    return secrets.randbits(SECRET_BITS)
+
+
+def reproducible_spec(spec: str, secret: int) -> str:
+    """The public spec giving the decks that secret spec ``spec`` gives with ``secret``
+    (``balanced:36`` and 5 give ``balanced:36:5``): how anyone checks a finished tournament's
+    decks once its seed is published."""
+    if not is_secret_spec(spec):
+        raise DeckSetError(f"deck set {spec!r} is public: it takes no secret seed")
+    return f"{spec.strip()}:{int(secret)}"
 
 
 def _values(cards: Sequence[int]) -> Deck:
@@ -112,25 +164,48 @@ def _fixed36(variant: str) -> DeckSet:
     )
 
 
-def _random(spec: str, variant: str) -> DeckSet:
-    parts = spec.split(":")
-    if len(parts) not in (2, 3):
-        raise DeckSetError(f"bad deck set {spec!r}: expected random:N or random:N:SEED")
+def _seeded(spec: str, variant: str, secret: int | None) -> DeckSet:
+    """``random:N[:SEED]`` or ``balanced:N[:SEED]``; without SEED, from ``secret``."""
+    family, *parts = spec.split(":")
+    usage = f"{family}:N[:SEED]"
+    if len(parts) not in (1, 2):
+        raise DeckSetError(f"bad deck set {spec!r}: expected {usage}")
     try:
-        count = int(parts[1])
-        seed = int(parts[2]) if len(parts) == 3 else 0
+        count = int(parts[0])
+        seed = int(parts[1]) if len(parts) == 2 else None
     except ValueError:
         raise DeckSetError(
-            f"bad deck set {spec!r}: N and SEED must be whole numbers (random:N[:SEED])"
+            f"bad deck set {spec!r}: N and SEED must be whole numbers ({usage})"
         ) from None
     if not 1 <= count <= MAX_RANDOM_DECKS:
         raise DeckSetError(f"bad deck set {spec!r}: N must be 1 to {MAX_RANDOM_DECKS}")
-    decks = tuple(
-        _values(shuffled_deck(derive_seed(seed, "deck", k), variant)) for k in range(count)
-    )
-    return DeckSet(
-        f"random:{count}:{seed}", variant, decks, f"{count} decks shuffled from seed {seed}"
-    )
+    public = seed is not None
+    used = seed if seed is not None else secret
+    if used is None:
+        raise DeckSetError(
+            f"{family}:{count} is drawn from a new secret seed for each tournament, so it has "
+            "no decks to show; a tournament's report publishes its seed once it is finished, "
+            f"and then `arena decks show {family}:{count}:SEED` shows its decks"
+        )
+    if family == "balanced":
+        _check_balance_applies(variant)
+        decks = generate_balanced(count, used)
+        what = f"{count} balanced decks (fixed36's criterion)"
+    else:
+        decks = tuple(
+            _values(shuffled_deck(derive_seed(used, "deck", k), variant)) for k in range(count)
+        )
+        what = f"{count} decks shuffled"
+    if public:
+        return DeckSet(f"{family}:{count}:{seed}", variant, decks, f"{what} from seed {seed}")
+    return DeckSet(f"{family}:{count}", variant, decks, f"{what} from a secret seed", public=False)
+
+
+def _check_balance_applies(variant: str) -> None:
+    """The balance criterion is measured on the 16 classic cards: refuse other card sets."""
+    counts = Counter(int(c) for c in Variant.get(variant).cards)
+    if [counts.get(v, 0) for v in range(1, 9)] != [int(c) for c in CARD_COUNTS[1:]]:
+        raise DeckSetError(f"balanced decks need the 16 classic cards; {variant} has others")
 
 
 def parse_deck_lines(lines: Sequence[str], variant: str, where: str) -> tuple[Deck, ...]:
@@ -240,21 +315,31 @@ def set_aside_quota(size: int = FIXED36_SIZE) -> dict[int, tuple[int, int]]:
 
 
 def generate_fixed36(seed: int = FIXED36_SEED) -> tuple[tuple[Deck, ...], Openings]:
-    """Draw candidate decks ``shuffled_deck(derive_seed(seed, "fixed36", k))`` for k = 0, 1, ...
-    and keep those that pass :func:`passes_criterion` while the set-aside quota allows: a value
-    is kept while below its floor, or below its ceiling while the decks above floors number
-    fewer than ``36 - sum(floors)``. The first 36 kept are the set."""
+    """The ``fixed36`` set: :func:`generate_balanced` of 36 decks from ``seed`` with the key
+    ``"fixed36"``, and the opening table it was measured with."""
     table = openings()
-    quota = set_aside_quota()
-    spare = FIXED36_SIZE - sum(lo for lo, _ in quota.values())
+    return generate_balanced(FIXED36_SIZE, seed, "fixed36", table), table
+
+
+def generate_balanced(
+    count: int, seed: int, key: str = "balanced", table: Openings | None = None
+) -> tuple[Deck, ...]:
+    """Draw candidate decks ``shuffled_deck(derive_seed(seed, key, k))`` for k = 0, 1, ... and
+    keep those that pass :func:`passes_criterion` while the set-aside quota of ``count`` decks
+    allows (:func:`set_aside_quota`): a value is kept while below its floor, or below its
+    ceiling while the decks above floors number fewer than ``count - sum(floors)``. The first
+    ``count`` kept are the set."""
+    table = table if table is not None else openings()
+    quota = set_aside_quota(count)
+    spare = count - sum(lo for lo, _ in quota.values())
     kept: list[Deck] = []
     taken: Counter[int] = Counter()
     extras = 0
     k = 0
-    while len(kept) < FIXED36_SIZE:
-        if k > 1_000_000:  # pragma: no cover - the criterion accepts a good share of decks
-            raise DeckSetError("fixed36: too few decks pass the criterion")
-        deck = _values(shuffled_deck(derive_seed(seed, "fixed36", k), "classic"))
+    while len(kept) < count:
+        if k > 100 * count + 1_000_000:  # pragma: no cover - a third of decks pass
+            raise DeckSetError(f"{key}: too few decks pass the criterion")
+        deck = _values(shuffled_deck(derive_seed(seed, key, k), "classic"))
         k += 1
         if not passes_criterion(deck, table):
             continue
@@ -267,7 +352,7 @@ def generate_fixed36(seed: int = FIXED36_SEED) -> tuple[tuple[Deck, ...], Openin
             continue
         taken[deck[0]] += 1
         kept.append(deck)
-    return tuple(kept), table
+    return tuple(kept)
 
 
 def fixed36_text(seed: int = FIXED36_SEED) -> str:

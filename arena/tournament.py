@@ -6,6 +6,9 @@ plan of a stored tournament. :func:`run_tournament` plays whatever of a plan is 
 through an executor (by default a :class:`~arena.pool.LocalPool`), storing each finished block
 in one transaction from this process alone, so a run stopped at any moment (Ctrl-C or kill -9)
 and started again ends with the records of an uninterrupted run. See ``docs/tournaments.md``.
+
+A secret deck set (``balanced:N``, ``random:N``) is drawn from a new secret seed, or from the
+seed of the stored tournament that the same settings resume (``docs/decks.md``).
 """
 
 from __future__ import annotations
@@ -14,12 +17,12 @@ import math
 import time
 from collections import deque
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from typing import Any, Protocol
 
 from arena.botspec import BotSpec
 from arena.catalog import Catalog
-from arena.decks import load_deck_set
+from arena.decks import draw_secret_seed, is_secret_spec, load_deck_set
 from arena.disqualification import DisqualificationLedger, Verdict
 from arena.errors import ArenaError, UnknownBotError
 from arena.game.variants import Variant
@@ -73,14 +76,22 @@ class TournamentSpec:
 
 @dataclass(frozen=True)
 class Plan:
-    """A tournament ready to run: its spec, entrants, plugins, decks and schedule, and the
-    installed bots left out of a default selection (with the reason)."""
+    """A tournament ready to run: its spec, entrants, plugins, decks and schedule, the
+    installed bots left out of a default selection (with the reason), and the secret seed the
+    decks were drawn from (``None``: public decks). The secret stays in this process and the
+    database: workers get the decks, hosts only their seats' views."""
 
     spec: TournamentSpec
     entrants: tuple[EntrantInfo, ...]
     decks: tuple[tuple[int, ...], ...]
     schedule: tuple[ScheduledGame, ...]
     left_out: tuple[tuple[str, str], ...] = ()
+    deck_secret: int | None = field(default=None, repr=False)
+
+    @property
+    def public_decks(self) -> bool:
+        """Whether a bot could know the decks in advance (every deck set but a secret one)."""
+        return self.deck_secret is None
 
     @property
     def name(self) -> str:
@@ -117,10 +128,13 @@ def _entrant(catalog: Catalog, text: str, variant: str, players: int) -> Entrant
     )
 
 
-def plan_tournament(spec: TournamentSpec, catalog: Catalog) -> Plan:
-    """Resolve ``spec`` against the installed bots and deck sets. Raises an
-    :class:`~arena.errors.ArenaError` (one line) for an unknown bot or deck set, a bot that
-    does not play the variant or table size, or too few entrants."""
+def plan_tournament(spec: TournamentSpec, catalog: Catalog, store: Store | None = None) -> Plan:
+    """Resolve ``spec`` against the installed bots and deck sets. A secret deck set takes the
+    secret seed of the tournament in ``store`` that these settings resume (so running the same
+    command again after an interruption goes on with the same decks), or a new one from
+    :func:`~arena.decks.draw_secret_seed`. Raises an :class:`~arena.errors.ArenaError` (one
+    line) for an unknown bot or deck set, a bot that does not play the variant or table size,
+    or too few entrants."""
     rules = Variant.get(spec.variant)
     rules.check_players(spec.players)
     if spec.repeat < 1:
@@ -147,8 +161,18 @@ def plan_tournament(spec: TournamentSpec, catalog: Catalog) -> Plan:
             f"a tournament at tables of {spec.players} needs at least {spec.players} bots, "
             f"got {len(entrants)}" + (f": {', '.join(names)}" if names else "")
         )
-    deck_set = load_deck_set(spec.decks, rules.name, catalog)
-    return _plan(replace(spec, variant=rules.name), entrants, deck_set.decks, tuple(left_out))
+    spec = replace(spec, variant=rules.name)
+    secret = None
+    if is_secret_spec(spec.decks):
+        if store is not None:
+            store.create_schema()
+            secret = store.find_deck_secret(
+                spec.configuration(names), spec.seed, spec.variant, spec.players, entrants
+            )
+        if secret is None:
+            secret = draw_secret_seed()
+    deck_set = load_deck_set(spec.decks, rules.name, catalog, secret)
+    return _plan(spec, entrants, deck_set.decks, tuple(left_out), secret)
 
 
 def _plan(
@@ -156,6 +180,7 @@ def _plan(
     entrants: Sequence[EntrantInfo],
     decks: Sequence[Sequence[int]],
     left_out: tuple[tuple[str, str], ...] = (),
+    deck_secret: int | None = None,
 ) -> Plan:
     schedule = round_robin(
         [e.name for e in entrants], len(decks), spec.players, spec.repeat, spec.seed
@@ -166,6 +191,7 @@ def _plan(
         tuple(tuple(int(c) for c in d) for d in decks),
         tuple(schedule),
         left_out,
+        deck_secret,
     )
 
 
@@ -173,6 +199,7 @@ def plan_resume(store: Store, tournament_id: int, catalog: Catalog) -> Plan:
     """The plan of stored tournament ``tournament_id``, with the bots installed now; raises
     :class:`TournamentError` if one of them is missing, now belongs to another distribution, or
     is not the version it played with."""
+    store.create_schema()  # a database made by an older arena may lack the secrets table
     detail = store.tournament(tournament_id)
     config = detail.configuration
     entrants = []
@@ -217,7 +244,7 @@ def plan_resume(store: Store, tournament_id: int, catalog: Catalog) -> Plan:
         max_faults=config.get("max_faults"),
         name=detail.name,
     )
-    return _plan(resumed, entrants, detail.decks)
+    return _plan(resumed, entrants, detail.decks, deck_secret=store.deck_secret(tournament_id))
 
 
 # --- running -----------------------------------------------------------------------------------
@@ -302,6 +329,7 @@ def start(plan: Plan, store: Store) -> int:
         plan.spec.players,
         plan.entrants,
         plan.decks,
+        plan.deck_secret,
     )
 
 

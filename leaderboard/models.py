@@ -1,4 +1,5 @@
-"""SQLAlchemy 2.0 models of the arena's database: tournaments, entrants, decks, games, ratings.
+"""SQLAlchemy 2.0 models of the arena's database: tournaments, entrants, decks, the secret seeds
+of secret deck sets, games, ratings.
 
 Importing this module creates no engine and touches no database; see :mod:`leaderboard.store`.
 """
@@ -54,6 +55,9 @@ class Tournament(Base):
     decks: Mapped[list[Deck]] = relationship(
         back_populates="tournament", cascade="all, delete-orphan", order_by="Deck.position"
     )
+    deck_secret: Mapped[DeckSecret | None] = relationship(
+        back_populates="tournament", cascade="all, delete-orphan"
+    )
 
 
 class Entrant(Base):
@@ -86,6 +90,21 @@ class Deck(Base):
     cards: Mapped[str] = mapped_column(String(32))
 
     tournament: Mapped[Tournament] = relationship(back_populates="decks")
+
+
+class DeckSecret(Base):
+    """The secret seed a tournament's decks were drawn from (``balanced:N``, ``random:N``), as
+    decimal digits. A table of its own rather than a column, so that ``create_all`` adds it to a
+    database made before it existed; a tournament without a row here played public decks."""
+
+    __tablename__ = "deck_secrets"
+
+    tournament_id: Mapped[int] = mapped_column(
+        ForeignKey("tournaments.id", ondelete="CASCADE"), primary_key=True
+    )
+    seed: Mapped[str] = mapped_column(String(80))
+
+    tournament: Mapped[Tournament] = relationship(back_populates="deck_secret")
 
 
 class Game(Base):

@@ -1,9 +1,12 @@
-"""Leaderboard output: a terminal table and a self-contained HTML report.
+"""Leaderboard output: a terminal table, a self-contained HTML report and the report's JSON.
 
 :func:`format_table` renders :class:`~leaderboard.standings.Standings` as aligned text for a
 terminal; :func:`render_html` renders one HTML file with no external resources (styles inline,
-the Elo plot as inline SVG) for a person to read and share. matplotlib is imported only when a
-plot is drawn, so importing this module stays cheap. See ``docs/reports.md``.
+the Elo plot as inline SVG) for a person to read and share; :func:`report_json` gives all of it
+to machines. :func:`deck_summary` and :func:`deck_note` say whether the decks were public or
+secret, and publish a secret seed once the tournament is finished, never before. matplotlib is
+imported only when a plot is drawn, so importing this module stays cheap. See
+``docs/reports.md``.
 """
 
 from __future__ import annotations
@@ -20,11 +23,24 @@ from typing import Any
 import jinja2
 from markupsafe import Markup
 
+from arena.decks import is_secret_spec, reproducible_spec
 from arena.records import FAULT_KINDS
 from leaderboard.standings import Standing, Standings
 from leaderboard.store import StoredGame, TournamentDetail
 
-__all__ = ["TABLE_WIDTH", "elo_plot_svg", "format_table", "render_html", "shorten_middle"]
+__all__ = [
+    "TABLE_WIDTH",
+    "deck_note",
+    "deck_summary",
+    "elo_plot_svg",
+    "format_table",
+    "render_html",
+    "report_json",
+    "shorten_middle",
+]
+
+#: The deck set recommended for ranked play, named where a report marks public decks.
+RANKED_DECKS = "balanced:36"
 
 #: The width :func:`format_table` fits its table into, in columns.
 TABLE_WIDTH = 100
@@ -133,6 +149,74 @@ def _fit_notes(standings: Standings) -> list[str]:
     if skipped:
         notes.append(f"{skipped} game(s) without a valid result are not rated.")
     return notes
+
+
+# --------------------------------------------------------------------------- decks
+
+
+def deck_summary(detail: TournamentDetail) -> dict[str, Any]:
+    """What the report says about the decks, JSON-ready: ``spec`` (the deck set as given),
+    ``count``, ``public`` (whether a bot could know the decks in advance: every deck set but
+    a secret ``balanced:N`` or ``random:N``), ``seed`` (a secret seed as a decimal string, once
+    the tournament is finished; else ``None``), ``reproduce`` (the public spec that gives the
+    same decks, with that seed) and ``orders`` (the decks, card values top first; ``None``
+    while a secret set's tournament is not finished)."""
+    spec = str(detail.configuration.get("decks", "")) or None
+    seed = detail.published_seed
+    reproduce = None
+    if seed is not None and spec is not None and is_secret_spec(spec):
+        reproduce = reproducible_spec(spec, seed)
+    return {
+        "spec": spec,
+        "count": len(detail.decks),
+        "public": not detail.secret_decks,
+        "seed": None if seed is None else str(seed),
+        "reproduce": reproduce,
+        "orders": [list(d) for d in detail.decks] if detail.decks_revealed else None,
+    }
+
+
+def deck_note(detail: TournamentDetail) -> str:
+    """One sentence on the decks: public ones are marked as such (not for ranked play); a
+    secret set's seed is promised while the tournament runs and published once it is
+    finished."""
+    summary = deck_summary(detail)
+    spec = summary["spec"] or "unnamed"
+    if summary["public"]:
+        return (
+            f"Public decks ({spec}): a bot could know every deck in advance, so these results "
+            f"suit research, not ranked play (use {RANKED_DECKS}; docs/decks.md)."
+        )
+    if summary["seed"] is None:
+        return (
+            f"Secret decks ({spec}), drawn from a seed that no bot can see; it is published "
+            "here once the tournament is finished."
+        )
+    return (
+        f"Secret decks ({spec}), drawn from seed {summary['seed']}, published now that the "
+        f"tournament is finished: `arena decks show {summary['reproduce']}` lists them."
+    )
+
+
+def report_json(detail: TournamentDetail, standings: Standings) -> str:
+    """The report as strict JSON: ``tournament`` (``id``, ``name``, ``status``, ``variant``,
+    ``players``, ``seed``, ``arena_version``, ``configuration``), ``decks``
+    (:func:`deck_summary`), and every key of :meth:`Standings.to_dict` at the top level."""
+    data: dict[str, Any] = {
+        "tournament": {
+            "id": detail.id,
+            "name": detail.name,
+            "status": detail.status,
+            "variant": detail.variant,
+            "players": detail.players,
+            "seed": detail.seed,
+            "arena_version": detail.arena_version,
+            "configuration": detail.configuration,
+        },
+        "decks": deck_summary(detail),
+        **standings.to_dict(),
+    }
+    return json.dumps(data, allow_nan=False, default=str)
 
 
 # --------------------------------------------------------------------------- terminal
@@ -339,6 +423,7 @@ ul.examples code { white-space: pre-wrap; overflow-wrap: anywhere; }
 <p class="warn">This tournament is {{ detail.status }}: the figures cover the
   {{ total_games }} games stored so far.</p>
 {% endif %}
+<p class="{{ "warn" if decks.public else "note" }}">{{ deck_note }}</p>
 
 <h2>Standings</h2>
 <div class="scroll">
@@ -492,6 +577,12 @@ an unrated bot, or a degenerate variance).</p>
 </tbody>
 </table>
 </div>
+{% if decks.orders is not none %}
+<details><summary>Decks ({{ decks.count }}, card values from the top)</summary>
+<pre>{% for d in decks.orders %}{{ loop.index }}. {{ d | join(" ") }}
+{% endfor %}</pre>
+</details>
+{% endif %}
 <details><summary>Configuration</summary>
 <pre>{{ configuration }}</pre>
 </details>
@@ -517,7 +608,9 @@ def render_html(detail: TournamentDetail, games: Sequence[StoredGame], standings
     by kind with example messages; thinking time; and provenance (deck set and number of decks,
     repeats, move time, fault limit, seed, variant, players per table, arena version, dates,
     the span of the stored games, total games and thinking time, every entrant's plugin,
-    distribution, version and parameters, and the whole configuration). ``games`` are the
+    distribution, version and parameters, and the whole configuration). Under the title,
+    :func:`deck_note` marks public decks, or says when a secret seed is published; the seed
+    and the deck orders appear only when :func:`deck_summary` gives them. ``games`` are the
     tournament's stored games (for the dates and counts); ``standings`` is normally
     ``compute_standings(games, detail.entrants)``. Every text from bots or the database is
     HTML-escaped. Naive datetimes are taken as UTC.
@@ -604,9 +697,17 @@ def render_html(detail: TournamentDetail, games: Sequence[StoredGame], standings
         if first is None or last is None
         else (f"{_date(first)} to {_date(last)} ({_seconds((last - first).total_seconds())})")
     )
+    decks = deck_summary(detail)
+    if decks["public"]:
+        secrecy = "public: a bot could know them in advance"
+    elif decks["seed"] is None:
+        secrecy = "secret: the seed is published once the tournament is finished"
+    else:
+        secrecy = f"secret, seed {decks['seed']} (arena decks show {decks['reproduce']})"
     facts = [
         ("deck set", _config_value(config, "decks")),
         ("decks", str(len(detail.decks))),
+        ("deck orders", secrecy),
         ("repeats", _config_value(config, "repeat", "repeats")),
         ("move time (s)", _config_value(config, "move_time")),
         ("fault limit", _config_value(config, "max_faults")),
@@ -650,6 +751,8 @@ def render_html(detail: TournamentDetail, games: Sequence[StoredGame], standings
         fault_kinds=fault_kinds,
         timing=timing_rows,
         facts=facts,
+        decks=decks,
+        deck_note=deck_note(detail),
         entrants=entrants,
         configuration=json.dumps(config, indent=2, sort_keys=True, default=str),
     )

@@ -4,6 +4,10 @@ A :class:`Store` wraps one database named by a SQLAlchemy URL (SQLite by default
 engine is created on first use, never at import. Every method runs in its own transaction;
 :meth:`Store.record_block` writes a whole block of games in one, so an interrupted run loses
 at most the block in flight and resumes from :meth:`Store.finished_keys`.
+
+A tournament on a secret deck set keeps its seed here (:meth:`Store.deck_secret`), where no
+bot host can see it; :meth:`Store.tournament` publishes it only once the tournament is
+finished (:attr:`TournamentDetail.published_seed`).
 """
 
 from __future__ import annotations
@@ -32,6 +36,7 @@ from leaderboard.models import (
     STATUSES,
     Base,
     Deck,
+    DeckSecret,
     Entrant,
     Game,
     RatingSnapshot,
@@ -87,7 +92,10 @@ class TournamentDetail:
     """Everything stored about one tournament except its games: the provenance of a report.
 
     ``entrants`` and ``decks`` are in the order they were entered; ``decks[i]`` is the deck at
-    position ``i`` (card values from the top).
+    position ``i`` (card values from the top). ``secret_decks`` says the decks were drawn from
+    a secret seed; ``published_seed`` is that seed once the tournament is finished (``None``
+    before, and for public decks). While ``decks_revealed`` is False, nothing shown to people
+    may contain the deck orders.
     """
 
     id: int
@@ -102,6 +110,13 @@ class TournamentDetail:
     created: datetime
     updated: datetime
     arena_version: str
+    secret_decks: bool = False
+    published_seed: int | None = None
+
+    @property
+    def decks_revealed(self) -> bool:
+        """Whether the deck orders may be shown: public decks, or a finished tournament."""
+        return not self.secret_decks or self.status == "finished"
 
 
 @dataclass(frozen=True)
@@ -145,15 +160,23 @@ def _one_line(exc: BaseException) -> str:
     return line or type(exc).__name__
 
 
+#: What :func:`fingerprint` puts in place of the deck orders of a secret deck set.
+SECRET_DECKS = "secret"
+
+
 def fingerprint(
     configuration: dict[str, Any],
     seed: int,
     variant: str,
     players: int,
     entrants: Sequence[EntrantInfo],
-    decks: Sequence[Sequence[int]],
+    decks: Sequence[Sequence[int]] | None,
 ) -> str:
-    """A hash of everything that decides a tournament's game records (not its name)."""
+    """A hash of everything that decides a tournament's game records (not its name).
+
+    ``decks`` is ``None`` for decks drawn from a secret seed: they are then left out (the
+    configuration names the deck set, and the seed stored with the tournament decides the
+    orders), so the same settings find the tournament again with its secret."""
     canonical = {
         "configuration": configuration,
         "seed": seed,
@@ -162,7 +185,7 @@ def fingerprint(
         "entrants": [
             [e.name, e.bot, e.parameters, e.plugin, e.distribution, e.version] for e in entrants
         ],
-        "decks": [_cards(d) for d in decks],
+        "decks": SECRET_DECKS if decks is None else [_cards(d) for d in decks],
     }
     text = json.dumps(canonical, sort_keys=True, separators=(",", ":"), default=str)
     return hashlib.sha256(text.encode()).hexdigest()
@@ -268,14 +291,22 @@ class Store:
         players: int,
         entrants: Sequence[EntrantInfo],
         decks: Sequence[Sequence[int]],
+        secret: int | None = None,
     ) -> int:
         """The id of a new tournament, or of the stored one with the same fingerprint (see
-        :func:`fingerprint`), which is then marked running again: a resume."""
+        :func:`fingerprint`), which is then marked running again: a resume.
+
+        ``secret`` is the seed ``decks`` were drawn from when the deck set is secret: it is
+        stored with the tournament, and the fingerprint leaves the decks out. A stored
+        tournament with the same settings but another secret raises :class:`StoreError`
+        (take the secret from :meth:`find_deck_secret` to resume it)."""
         names = [e.name for e in entrants]
         if len(set(names)) != len(names):
             raise StoreError(f"entrant names are not unique: {names}")
-        mark = fingerprint(configuration, seed, variant, players, entrants, decks)
-        found = self._resume(mark)
+        mark = fingerprint(
+            configuration, seed, variant, players, entrants, None if secret is not None else decks
+        )
+        found = self._resume(mark, secret)
         if found is not None:
             return found
         tournament = Tournament(
@@ -299,6 +330,7 @@ class Store:
                 for e in entrants
             ],
             decks=[Deck(position=i, cards=_cards(d)) for i, d in enumerate(decks)],
+            deck_secret=None if secret is None else DeckSecret(seed=str(int(secret))),
         )
         try:
             with self._session() as session:
@@ -308,21 +340,55 @@ class Store:
         except StoreError as exc:
             # Another process may have started the same tournament at the same moment.
             if isinstance(exc.__context__, IntegrityError):
-                found = self._resume(mark)
+                found = self._resume(mark, secret)
                 if found is not None:
                     return found
             raise
 
-    def _resume(self, mark: str) -> int | None:
+    def _resume(self, mark: str, secret: int | None) -> int | None:
         with self._session() as session:
             tournament = session.scalars(
                 select(Tournament).where(Tournament.fingerprint == mark)
             ).one_or_none()
             if tournament is None:
                 return None
+            stored = tournament.deck_secret
+            if secret is not None and (stored is None or int(stored.seed) != int(secret)):
+                raise StoreError(
+                    f"tournament {tournament.id} was started with the same settings on other "
+                    f"secret decks (by another run?); resume it with --resume {tournament.id}"
+                )
             if tournament.status != "running":
                 tournament.status = "running"
             return tournament.id
+
+    def find_deck_secret(
+        self,
+        configuration: dict[str, Any],
+        seed: int,
+        variant: str,
+        players: int,
+        entrants: Sequence[EntrantInfo],
+    ) -> int | None:
+        """The secret deck seed of the stored tournament that a secret deck set with these
+        settings resumes (see :func:`fingerprint`), or ``None`` when there is none: then a new
+        secret is to be drawn."""
+        mark = fingerprint(configuration, seed, variant, players, entrants, None)
+        with self._session() as session:
+            found = session.scalars(
+                select(DeckSecret.seed)
+                .join(Tournament, DeckSecret.tournament_id == Tournament.id)
+                .where(Tournament.fingerprint == mark)
+            ).one_or_none()
+        return None if found is None else int(found)
+
+    def deck_secret(self, tournament_id: int) -> int | None:
+        """The secret seed tournament ``tournament_id``'s decks were drawn from, whatever its
+        status (``None``: public decks). For resuming; never show it to anyone before the
+        tournament is finished (:attr:`TournamentDetail.published_seed` follows that rule)."""
+        with self._session() as session:
+            tournament = self._tournament(session, tournament_id)
+            return None if tournament.deck_secret is None else int(tournament.deck_secret.seed)
 
     def set_status(self, tournament_id: int, status: str) -> None:
         """Mark a tournament running, finished or interrupted."""
@@ -382,6 +448,7 @@ class Store:
                 t = found
             else:
                 t = self._tournament(session, tournament_id)
+            secret = t.deck_secret
             return TournamentDetail(
                 id=t.id,
                 name=t.name,
@@ -400,6 +467,10 @@ class Store:
                 created=t.created,
                 updated=t.updated,
                 arena_version=t.arena_version,
+                secret_decks=secret is not None,
+                published_seed=(
+                    int(secret.seed) if secret is not None and t.status == "finished" else None
+                ),
             )
 
     # -- games --------------------------------------------------------------------------------

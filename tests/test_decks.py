@@ -1,4 +1,5 @@
-"""Deck sets: fixed36 (reproducible, balanced), random:N[:SEED], file:PATH, plugin sets, CLI."""
+"""Deck sets: fixed36 (reproducible, balanced), balanced:N[:SEED], random:N[:SEED], file:PATH,
+plugin sets, secret specs, CLI."""
 
 from __future__ import annotations
 
@@ -13,13 +14,19 @@ from arena.catalog import Catalog, DeckSetEntry
 from arena.cli import cli
 from arena.decks import (
     BAND,
+    SECRET_BITS,
     DeckSet,
     DeckSetError,
     default_fixed36_path,
+    draw_secret_seed,
     fixed36_text,
+    generate_balanced,
+    is_builtin_spec,
+    is_secret_spec,
     load_deck_set,
     openings,
     passes_criterion,
+    reproducible_spec,
     set_aside_quota,
 )
 from arena.errors import ArenaError
@@ -82,15 +89,80 @@ def test_random_is_deterministic_and_valid():
     assert a == b
     assert a.name == "random:5:7"
     assert len(a.decks) == 5
-    assert load_deck_set("random:5") == load_deck_set("random:5:0")
+    assert a.public
     assert load_deck_set("random:5:8").decks != a.decks
     assert load_deck_set("random:3:7").decks == a.decks[:3]
     for deck in a.decks:
         check_deck(deck, "classic")
 
 
+@pytest.mark.parametrize("size", [1, 5, 36])
+def test_balanced_decks_pass_the_criterion_and_the_quota(size: int, table):
+    deck_set = load_deck_set(f"balanced:{size}:11", "huibers")
+    assert deck_set.public and deck_set.name == f"balanced:{size}:11"
+    assert len(deck_set.decks) == size == len(set(deck_set.decks))
+    assert all(passes_criterion(deck, table) for deck in deck_set.decks)
+    aside = Counter(d[0] for d in deck_set.decks)
+    for value, (lo, hi) in set_aside_quota(size).items():
+        assert lo <= aside[value] <= hi
+    assert load_deck_set(f"balanced:{size}:11", "classic").decks == deck_set.decks
+    assert load_deck_set(f"balanced:{size}:12").decks != deck_set.decks
+
+
+def test_fixed36_is_the_balanced_generator_under_its_own_key():
+    fixed = load_deck_set("fixed36").decks
+    assert generate_balanced(36, 2018, "fixed36") == fixed
+    assert generate_balanced(36, 2018) != fixed  # balanced:N draws under another key
+
+
+@pytest.mark.parametrize("family", ["balanced", "random"])
+def test_a_secret_spec_takes_its_tournament_secret(family: str):
+    spec = f"{family}:4"
+    assert is_secret_spec(spec) and is_builtin_spec(spec)
+    secret = draw_secret_seed()
+    deck_set = load_deck_set(spec, secret=secret)
+    assert not deck_set.public and deck_set.name == spec
+    assert "secret seed" in deck_set.description and str(secret) not in repr(deck_set)
+    assert str(secret) not in json.dumps(deck_set.to_json())
+    public = load_deck_set(reproducible_spec(spec, secret))
+    assert public.decks == deck_set.decks and public.public
+    assert reproducible_spec(spec, secret) == f"{spec}:{secret}"
+    with pytest.raises(DeckSetError, match=rf"{spec} is drawn from a new secret seed for each"):
+        load_deck_set(spec)
+
+
+@pytest.mark.parametrize("spec", ["fixed36", "random:3:1", "balanced:3:1", "file:x", "two"])
+def test_a_public_spec_takes_no_secret(spec: str):
+    assert not is_secret_spec(spec)
+    with pytest.raises(DeckSetError, match="is public"):
+        load_deck_set(spec, secret=5)
+    with pytest.raises(DeckSetError, match="is public"):
+        reproducible_spec(spec, 5)
+
+
+def test_secret_seeds_are_fresh_and_wide():
+    seeds = {draw_secret_seed() for _ in range(8)}
+    assert len(seeds) == 8  # equal draws of 128 bits: a chance of 28 in 2**128
+    assert all(0 <= s < 2**SECRET_BITS for s in seeds)
+    assert max(s.bit_length() for s in seeds) > 64  # all 8 below 2**64: a chance of 2**-512
+
+
 @pytest.mark.parametrize(
-    "spec", ["nope", "random:0", "random:x", "random:", "random:3:y", "random:1:2:3", "file:"]
+    "spec",
+    [
+        "nope",
+        "random:0",
+        "random:x",
+        "random:",
+        "random:3:y",
+        "random:1:2:3",
+        "file:",
+        "balanced:0:1",
+        "balanced:x",
+        "balanced:2:y",
+        "balanced:1:2:3",
+        "balanced:100001:1",
+    ],
 )
 def test_bad_specs_raise_arena_errors(spec: str):
     with pytest.raises(DeckSetError) as info:
@@ -187,7 +259,23 @@ def test_cli_show_text():
     assert "seat0: mean" in result.output
 
 
-@pytest.mark.parametrize("spec", ["random:0", "random:x", "file:/no/such/decks.txt"])
+def test_cli_show_a_secret_spec_says_it_is_secret():
+    result = CliRunner().invoke(cli, ["decks", "show", "balanced:36"])
+    assert result.exit_code == 2
+    assert result.output.strip().splitlines() == [
+        "arena: error: balanced:36 is drawn from a new secret seed for each tournament, so it "
+        "has no decks to show; a tournament's report publishes its seed once it is finished, "
+        "and then `arena decks show balanced:36:SEED` shows its decks"
+    ]
+    shown = CliRunner().invoke(cli, ["decks", "show", "balanced:36:7", "--json"])
+    assert shown.exit_code == 0, shown.output
+    data = json.loads(shown.output)
+    assert data["public"] is True and data["balance"]["passing"] == 36
+
+
+@pytest.mark.parametrize(
+    "spec", ["random:0", "random:x", "balanced:x", "random:4", "file:/no/such/decks.txt"]
+)
 def test_cli_bad_spec_exits_2_with_one_line(spec: str):
     result = CliRunner().invoke(cli, ["decks", "show", spec])
     assert result.exit_code == 2
