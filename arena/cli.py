@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -76,8 +76,15 @@ def move_time_option(f: F) -> F:
     )(f)
 
 
+def _keep(ctx: click.Context, param: click.Parameter, value: Any) -> Any:
+    ctx.meta[f"arena.{param.name}"] = value
+    return value
+
+
 def isolation_options(f: F) -> F:
-    """``--sandbox``, ``--memory-mb`` and ``--max-faults``: how bot hosts run."""
+    """``--sandbox``, the limits of each bot (``--memory-mb``, ``--processes``,
+    ``--scratch-mb``) and ``--max-faults``: how bot hosts run. The command passes ``sandbox``
+    and ``memory_mb`` to :func:`_sandbox`, which reads the other limits itself."""
     f = click.option(
         "--max-faults",
         type=click.IntRange(min=0),
@@ -86,26 +93,67 @@ def isolation_options(f: F) -> F:
         "never. Default: never for play and check, 10 for a tournament.",
     )(f)
     f = click.option(
+        "--scratch-mb",
+        type=click.IntRange(min=1),
+        default=64,
+        show_default=True,
+        expose_value=False,
+        callback=_keep,
+        help="Scratch space (a private /tmp) of each sandboxed bot in MiB; it counts towards "
+        "the bot's memory.",
+    )(f)
+    f = click.option(
+        "--processes",
+        type=click.IntRange(min=1),
+        default=64,
+        show_default=True,
+        expose_value=False,
+        callback=_keep,
+        help="Processes and threads each sandboxed bot may have at once.",
+    )(f)
+    f = click.option(
         "--memory-mb",
         type=click.IntRange(min=0),
         default=2048,
         show_default=True,
-        help="Memory (address space) limit of each bot process in MiB; 0 for none.",
+        help="Memory limit of each bot in MiB: all its processes together with its scratch "
+        "space where control groups can be used (docs/sandbox.md), else per process; 0 for none.",
     )(f)
     return click.option(
         "--sandbox",
         type=click.Choice(["auto", "bwrap", "none"]),
         default="auto",
         show_default=True,
-        help="Run bots in a bubblewrap sandbox (auto: when it works here), or not at all.",
+        help="Run bots in the bubblewrap sandbox (auto: when it works here; without it only "
+        "the arena's own bots run), or every bot unsandboxed (none).",
     )(f)
 
 
-def _sandbox(mode: str, hide: tuple[str, ...] = ()) -> Any:
-    """The sandbox for ``mode``, printing its warning (if any) on one line."""
-    from arena.sandbox import choose_sandbox
+def compile_trusted(box: Any, entries: Sequence[Any], variant: str | None = None) -> None:
+    """Run the trusted compile step (:mod:`arena.kernels`) for the arena's own bots among
+    ``entries``, with its progress on standard error."""
+    from arena.kernels import compile_kernels, trusted_bots
 
-    sandbox = choose_sandbox(mode, hide)
+    failed = compile_kernels(
+        trusted_bots(entries, variant), box, lambda text: click.echo(f"arena: {text}", err=True)
+    )
+    for name, why in failed.items():
+        click.echo(f"arena: warning: could not compile the kernels of {name}: {why}", err=True)
+
+
+def _sandbox(mode: str, memory_mb: int = 2048, hide: tuple[str, ...] = ()) -> Any:
+    """The sandbox for ``mode`` with the limits of the command's options, printing its warning
+    (if any) on one line; ``hide`` are paths bots must not see (checked, see
+    :func:`~arena.sandbox.choose_sandbox`)."""
+    from arena.sandbox import Limits, choose_sandbox
+
+    meta = click.get_current_context().meta
+    limits = Limits(
+        memory_mb=memory_mb,
+        processes=meta.get("arena.processes", 64),
+        scratch_mb=meta.get("arena.scratch_mb", 64),
+    )
+    sandbox = choose_sandbox(mode, limits, hide)
     if sandbox.warning:
         click.echo(f"arena: warning: {sandbox.warning}", err=True)
     return sandbox
@@ -181,9 +229,12 @@ def play(
     opening = [Action.from_str(m) for m in (moves or "").replace(";", " ").split()]
     if opening and cards is None:
         raise click.UsageError("--moves needs --deck (the moves only make sense on a known deal)")
-    box = _sandbox(sandbox)
+    box = _sandbox(sandbox, memory_mb)
     catalog = load_catalog(box)
     specs = [catalog.resolve(text) for text in bots]
+    for spec, entry in specs:
+        box.check(str(spec), entry.distribution)
+    compile_trusted(box, [entry for _, entry in specs], rules.name)
     handles = [
         HostHandle(str(spec), entry.plugin_ref, sandbox=box, memory_mb=memory_mb)
         for spec, entry in specs
@@ -255,13 +306,16 @@ def bots(sandbox: str, as_json: bool) -> None:
     use (a name belongs to one distribution; the arena's own bots keep theirs).
 
     Plugins are found through the `arena.bots` entry points and asked in their own processes,
-    so a broken plugin cannot break this command or the others.
+    so a broken plugin cannot break this command or the others. The first line says how bots
+    run here: the sandbox, and which limits hold and what enforces them.
     """
     from arena.catalog import load_catalog
 
-    catalog = load_catalog(_sandbox(sandbox))
+    box = _sandbox(sandbox)
+    catalog = load_catalog(box)
     if as_json:
         data = {
+            "sandbox": box.enforcement(),
             "bots": [b.to_json() for b in catalog.bots.values()],
             "errors": [
                 {"plugin": e.plugin, "distribution": e.distribution, "error": e.error}
@@ -270,6 +324,7 @@ def bots(sandbox: str, as_json: bool) -> None:
         }
         click.echo(json.dumps(data, indent=2))
         return
+    click.echo(f"bots run in: {box.describe()}")
     for entry in sorted(catalog.bots.values(), key=lambda b: b.name):
         origin = f"{entry.distribution} {entry.version}".strip() or "unknown distribution"
         click.echo(f"{entry.name:<14} {entry.description}")
@@ -465,8 +520,11 @@ def check(
     from arena.catalog import load_catalog
     from arena.conformance import run_checks
 
-    box = _sandbox(sandbox)
+    box = _sandbox(sandbox, memory_mb)
     catalog = load_catalog(box)
+    spec, entry = catalog.resolve(bot)
+    box.check(str(spec), entry.distribution)
+    compile_trusted(box, [entry])
     report = run_checks(
         bot,
         catalog,

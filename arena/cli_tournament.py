@@ -15,6 +15,7 @@ import click
 from arena.cli import (
     F,
     _sandbox,
+    compile_trusted,
     isolation_options,
     json_option,
     move_time_option,
@@ -72,7 +73,7 @@ def _parse_anchor(text: str | None) -> tuple[str, float] | None:
 
 
 def _hidden_paths(db_url: str, deck_spec: str | None) -> tuple[str, ...]:
-    """Directories bots must not see: the SQLite database's and a deck file's."""
+    """What bots must not see: the SQLite database's directory and a deck file."""
     from sqlalchemy.engine import make_url
 
     hide: list[str] = []
@@ -236,7 +237,7 @@ def tournament(
                 "cannot be given with it"
             )
     hide = _hidden_paths(store.url, None if resume_id else deck_spec)
-    box = _sandbox(sandbox, hide)
+    box = _sandbox(sandbox, memory_mb, hide)
     catalog = load_catalog(box)
     if resume_id is not None:
         plan = plan_resume(store, resume_id, catalog)
@@ -257,6 +258,10 @@ def tournament(
         plan = plan_tournament(spec, catalog, store)
     for bot, reason in plan.left_out:
         click.echo(f"arena: note: {bot} left out: {reason}", err=True)
+    for entrant in plan.entrants:
+        box.check(entrant.name, entrant.distribution)
+    entries = [catalog.bots[e.bot] for e in plan.entrants if e.bot in catalog.bots]
+    compile_trusted(box, entries, plan.spec.variant)
     tid = start(plan, store)
     if resume_id is not None and tid != resume_id:  # pragma: no cover - fingerprint mismatch
         raise ArenaError(f"tournament {resume_id} could not be resumed (stored as {tid})")
