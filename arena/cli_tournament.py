@@ -265,6 +265,7 @@ def tournament(
     tid = start(plan, store)
     if resume_id is not None and tid != resume_id:  # pragma: no cover - fingerprint mismatch
         raise ArenaError(f"tournament {resume_id} could not be resumed (stored as {tid})")
+    store.record_sandbox(tid, box.enforcement())
     setup = worker_setup(plan, box, memory_mb)
     factory: Callable[[], Executor]
     if executor == "ray":
@@ -482,7 +483,13 @@ def report(
     """Report a stored tournament: standings, head-to-head scores, likelihood of superiority,
     faults and provenance (docs/reports.md). --json prints all of it; --html FILE writes a
     page to read and share."""
-    from leaderboard.report import deck_note, format_table, render_html, report_json
+    from leaderboard.report import (
+        deck_note,
+        format_table,
+        render_html,
+        report_json,
+        sandbox_note,
+    )
     from leaderboard.store import Store
 
     detail, games, standings = _standings(Store(db_url), tournament_id, _parse_anchor(anchor))
@@ -504,6 +511,7 @@ def report(
         f"{len(games)} games"
     )
     click.echo(textwrap.fill(deck_note(detail), width=100, break_on_hyphens=False))
+    click.echo(textwrap.fill(sandbox_note(detail), width=100, break_on_hyphens=False))
     click.echo(format_table(standings))
     bots = [line.bot for line in standings.standings if line.elo is not None]
     if len(bots) > 1:

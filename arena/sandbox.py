@@ -177,14 +177,7 @@ class Sandbox:
 
     def describe(self) -> str:
         """One line on how hosts run and which limits hold."""
-        e = self.enforcement()
-        if not self.isolated:
-            return f"no sandbox; memory {e['memory_mb']} MiB per process; {e['isolation']}"
-        return (
-            f"bubblewrap sandbox ({e['isolation']}); limits per bot: memory {e['memory_mb']} MiB "
-            f"with scratch, {e['processes']} processes, {e['scratch_mb']} MiB /tmp, "
-            f"{e['cores']} core, enforced by {e['enforced_by']}"
-        )
+        return describe_enforcement(self.enforcement())
 
     def environment(self) -> dict[str, str]:
         """The environment a host starts with."""
@@ -287,6 +280,18 @@ class Sandbox:
             if seccomp_fd is not None:
                 os.close(seccomp_fd)
         return HostProcess(process, group)
+
+
+def describe_enforcement(facts: dict[str, Any]) -> str:
+    """One line for :meth:`Sandbox.enforcement`'s ``facts`` (also as stored with a tournament)."""
+    memory = facts.get("memory_mb") or "no limit"
+    if facts.get("sandbox") != "bwrap":
+        return f"no sandbox; memory {memory} MiB per process; {facts.get('isolation', '')}"
+    return (
+        f"bubblewrap sandbox ({facts.get('isolation', '')}); limits per bot: memory {memory} "
+        f"MiB with scratch, {facts.get('processes')} processes, {facts.get('scratch_mb')} MiB "
+        f"/tmp, {facts.get('cores')} core, enforced by {facts.get('enforced_by')}"
+    )
 
 
 @lru_cache(maxsize=1)

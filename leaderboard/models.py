@@ -129,6 +129,21 @@ class Game(Base):
     created: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
 
 
+class RunSandbox(Base):
+    """How bots ran in one run of a tournament (each start or resume): the sandbox, the limits
+    of each bot and what enforced them (:meth:`arena.sandbox.Sandbox.enforcement`). A table of
+    its own, so that ``create_all`` adds it to an older database."""
+
+    __tablename__ = "run_sandboxes"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    tournament_id: Mapped[int] = mapped_column(
+        ForeignKey("tournaments.id", ondelete="CASCADE"), index=True
+    )
+    created: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+    sandbox: Mapped[dict[str, Any]] = mapped_column(JSON)
+
+
 class RatingSnapshot(Base):
     """Ratings of a tournament's entrants as computed from ``games`` games."""
 

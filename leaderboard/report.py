@@ -198,6 +198,20 @@ def deck_note(detail: TournamentDetail) -> str:
     )
 
 
+def sandbox_runs(detail: TournamentDetail) -> str:
+    """How the bots ran, run by run where that changed: the sandbox, each bot's limits and
+    what enforced them (or that no run recorded it, for tournaments of older versions)."""
+    from arena.sandbox import describe_enforcement
+
+    lines = list(dict.fromkeys(describe_enforcement(s) for s in detail.sandboxes))
+    return "; then ".join(lines) if lines else "not recorded (a tournament of an older version)"
+
+
+def sandbox_note(detail: TournamentDetail) -> str:
+    """:func:`sandbox_runs` as a sentence for the text report."""
+    return f"Bots ran in: {sandbox_runs(detail)}."
+
+
 def report_json(detail: TournamentDetail, standings: Standings) -> str:
     """The report as strict JSON: ``tournament`` (``id``, ``name``, ``status``, ``variant``,
     ``players``, ``seed``, ``arena_version``, ``configuration``), ``decks``
@@ -212,6 +226,7 @@ def report_json(detail: TournamentDetail, standings: Standings) -> str:
             "seed": detail.seed,
             "arena_version": detail.arena_version,
             "configuration": detail.configuration,
+            "sandboxes": detail.sandboxes,
         },
         "decks": deck_summary(detail),
         **standings.to_dict(),
@@ -708,6 +723,7 @@ def render_html(detail: TournamentDetail, games: Sequence[StoredGame], standings
         ("deck set", _config_value(config, "decks")),
         ("decks", str(len(detail.decks))),
         ("deck orders", secrecy),
+        ("bots ran in", sandbox_runs(detail)),
         ("repeats", _config_value(config, "repeat", "repeats")),
         ("move time (s)", _config_value(config, "move_time")),
         ("fault limit", _config_value(config, "max_faults")),

@@ -40,6 +40,7 @@ from leaderboard.models import (
     Entrant,
     Game,
     RatingSnapshot,
+    RunSandbox,
     Tournament,
     utcnow,
 )
@@ -112,6 +113,8 @@ class TournamentDetail:
     arena_version: str
     secret_decks: bool = False
     published_seed: int | None = None
+    #: How bots ran in each run of the tournament (oldest first): sandbox, limits, enforcement.
+    sandboxes: list[dict[str, Any]] = field(default_factory=list)
 
     @property
     def decks_revealed(self) -> bool:
@@ -471,7 +474,21 @@ class Store:
                 published_seed=(
                     int(secret.seed) if secret is not None and t.status == "finished" else None
                 ),
+                sandboxes=[
+                    dict(r.sandbox)
+                    for r in session.scalars(
+                        select(RunSandbox)
+                        .where(RunSandbox.tournament_id == t.id)
+                        .order_by(RunSandbox.id)
+                    )
+                ],
             )
+
+    def record_sandbox(self, tournament_id: int, sandbox: dict[str, Any]) -> None:
+        """Keep how bots run in this run of tournament ``tournament_id`` (its provenance)."""
+        with self._session() as session:
+            self._tournament(session, tournament_id)
+            session.add(RunSandbox(tournament_id=tournament_id, sandbox=dict(sandbox)))
 
     # -- games --------------------------------------------------------------------------------
 
