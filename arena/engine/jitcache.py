@@ -28,6 +28,8 @@ from pathlib import Path
 
 #: The packages whose modules define numba kernels.
 KERNEL_PACKAGES = ("arena.engine", "bots", "solver")
+#: Modules of the kernel packages that configure numba but compile into nothing.
+_MACHINERY = frozenset({"jit.py", "jitcache.py"})
 
 
 @lru_cache(maxsize=1)
@@ -83,7 +85,7 @@ def _imports(path: Path) -> frozenset[Path]:
             names = [base] + [f"{base}.{a.name}" for a in node.names]
         for name in names:
             target = _module_file(name)
-            if target is not None and target != path:
+            if target is not None and target != path and target.name not in _MACHINERY:
                 found.add(target)
     return frozenset(found)
 
