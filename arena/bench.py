@@ -304,6 +304,18 @@ FIELD_SECONDS = 30.0
 _field_results: dict[int, tuple[float, float]] = {}
 
 
+@dataclass
+class FieldSettings:
+    """How the field benchmarks run: ``workers`` (``None``: one per core) on the ``local``
+    process pool or on a local ``ray`` instance (``arena bench --workers --executor``)."""
+
+    workers: int | None = None
+    executor: str = "local"
+
+
+FIELD = FieldSettings()
+
+
 def _process_tree_memory(root: int) -> int:
     """Bytes of memory (proportional set size, so shared pages count once) of ``root`` and
     every process below it."""
@@ -391,11 +403,18 @@ def _field(entrants: int, seconds: float) -> tuple[float, float]:
         plan = plan_tournament(spec, catalog)
         store = Store(f"sqlite:///{where}/bench.db")
         setup = worker_setup(plan, sandbox)
+        workers = FIELD.workers or default_workers()
+
+        def executor() -> Any:
+            if FIELD.executor == "ray":
+                from arena.ray_executor import RayExecutor, plan_versions
+
+                return RayExecutor(setup, None, workers, versions=plan_versions(plan))
+            return LocalPool(setup, workers)
+
         watch = _StopAfter(seconds)
         try:
-            summary = run_tournament(
-                plan, store, lambda: LocalPool(setup, default_workers()), progress=watch
-            )
+            summary = run_tournament(plan, store, executor, progress=watch)
         finally:
             watch.close()
             store.close()
@@ -424,6 +443,16 @@ def field_100_peak_mb(seconds: float) -> float:
     """Peak memory of every process of the 100-entrant run together, in MiB (proportional set
     size: pages shared between processes count once)."""
     return _field(100, max(seconds, FIELD_SECONDS))[1]
+
+
+def field_300_games_per_s(seconds: float) -> float:
+    """The same with 300 entrants (a club's field)."""
+    return _field(300, max(seconds, FIELD_SECONDS))[0]
+
+
+def field_300_peak_mb(seconds: float) -> float:
+    """Peak memory of the 300-entrant run, in MiB (as :func:`field_100_peak_mb`)."""
+    return _field(300, max(seconds, FIELD_SECONDS))[1]
 
 
 def first_game_seconds_cold(seconds: float) -> float:
@@ -521,6 +550,8 @@ BENCHMARKS: dict[str, Benchmark] = {
             all_cores=True,
         ),
         Benchmark("field_100_peak_mb", field_100_peak_mb, "MiB", "< 6,144", all_cores=True),
+        Benchmark("field_300_games_per_s", field_300_games_per_s, "games/s", "", all_cores=True),
+        Benchmark("field_300_peak_mb", field_300_peak_mb, "MiB", "", all_cores=True),
         Benchmark("first_game_seconds_cold", first_game_seconds_cold, "s", "<= 60", all_cores=True),
     )
 }

@@ -350,11 +350,32 @@ def bots(sandbox: str, as_json: bool) -> None:
     show_default=True,
     help="Time per benchmark.",
 )
+@click.option(
+    "--workers",
+    type=click.IntRange(min=1),
+    default=None,
+    help="Workers of the field benchmarks (default: one per core).",
+)
+@click.option(
+    "--executor",
+    type=click.Choice(["local", "ray"]),
+    default="local",
+    show_default=True,
+    help="Executor of the field benchmarks (ray: a local Ray instance, the [ray] extra).",
+)
 @json_option
-def bench(only: tuple[str, ...], seconds: float, as_json: bool) -> None:
-    """Measure the project's speed figures (each on one core, except tournament_games_per_s,
-    which uses every core)."""
-    from arena.bench import BENCHMARKS, machine, run
+def bench(
+    only: tuple[str, ...], seconds: float, workers: int | None, executor: str, as_json: bool
+) -> None:
+    """Measure the project's speed figures, each on one core except the tournament and field
+    benchmarks, which use every core: fields of 5 to 300 copies of the scaffolded pure-Python
+    bot play fixed36 for at least 30 s each (games per second with the hosts' starts, and the
+    peak memory of every process together), and first_game_seconds_cold runs the README's main
+    command with empty caches. docs/benchmarks.md has the figures measured here."""
+    from arena.bench import BENCHMARKS, FIELD, machine, run
+
+    FIELD.workers = workers
+    FIELD.executor = executor
 
     unknown = [k for k in only if k not in BENCHMARKS]
     if unknown:
