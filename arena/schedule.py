@@ -18,9 +18,10 @@ played a game, in which block, or how often the run was interrupted.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from itertools import combinations
+from math import comb
 
 from arena.seeds import derive_seed
 
@@ -76,16 +77,26 @@ def tiles(
 
 
 def round_robin(
-    entrants: Sequence[str], decks: int, players: int = 2, repeat: int = 1, seed: int = 0
+    entrants: Sequence[str],
+    decks: int,
+    players: int = 2,
+    repeat: int = 1,
+    seed: int = 0,
+    *,
+    keep: Callable[[tuple[str, ...]], bool] | None = None,
+    first: int = 0,
 ) -> list[ScheduledGame]:
     """The schedule: for each repetition, tile, deck and table of the tile, the table in every
-    seat rotation."""
+    seat rotation. ``keep`` leaves out the tables it is false for (the order of the others does
+    not change); ``first`` is the index of the first game."""
     if decks < 1:
         raise ValueError("a tournament needs at least one deck")
     if repeat < 1:
         raise ValueError("repeat must be at least 1")
     games: list[ScheduledGame] = []
     by_tile = tiles(entrants, players)
+    if keep is not None:
+        by_tile = [(tile, [t for t in group if keep(t)]) for tile, group in by_tile]
     for r in range(repeat):
         for _, tile_tables in by_tile:
             for d in range(decks):
@@ -94,8 +105,59 @@ def round_robin(
                         seats = table[rotation:] + table[:rotation]
                         key = game_key(r, d, seats)
                         seed_ = derive_seed(seed, "game", key)
-                        games.append(ScheduledGame(len(games), key, d, r, rotation, seats, seed_))
+                        index = first + len(games)
+                        games.append(ScheduledGame(index, key, d, r, rotation, seats, seed_))
     return games
+
+
+def grown_schedule(
+    stages: Sequence[Sequence[str]],
+    decks: int,
+    players: int = 2,
+    repeat: int = 1,
+    seed: int = 0,
+    gauntlet: str | None = None,
+) -> list[ScheduledGame]:
+    """The schedule of a tournament whose entrants came in ``stages``: the entrants it was
+    created with, then each group of entrants added to it. The first stage's games come first,
+    in :func:`round_robin`'s order; then, for each later stage, the games of every table of the
+    grown field that seats one of its entrants, in the same order over the grown field (entrants
+    in the order they came). Adding entrants therefore leaves every earlier game where it was,
+    with its key and seed. With ``gauntlet`` (an entrant of the first stage) only the tables
+    that seat it are played: that entrant against every other and no other pair."""
+    games: list[ScheduledGame] = []
+    field: list[str] = []
+    for number, stage in enumerate(stages):
+        field += stage
+        keep = _seating(frozenset(stage) if number else None, gauntlet)
+        games += round_robin(field, decks, players, repeat, seed, keep=keep, first=len(games))
+    return games
+
+
+def _seating(
+    anyof: frozenset[str] | None, gauntlet: str | None
+) -> Callable[[tuple[str, ...]], bool]:
+    """Whether a table seats one of ``anyof`` (when given) and ``gauntlet`` (when given)."""
+
+    def keep(table: tuple[str, ...]) -> bool:
+        if anyof is not None and anyof.isdisjoint(table):
+            return False
+        return gauntlet is None or gauntlet in table
+
+    return keep
+
+
+def schedule_size(
+    entrants: int, decks: int, players: int = 2, repeat: int = 1, gauntlet: bool = False
+) -> int:
+    """How many games the schedule of ``entrants`` has, grown or not (the stages of
+    :func:`grown_schedule` together play every table of the whole field once), counted without
+    making them; ``gauntlet``: only the tables that seat one given entrant."""
+    if gauntlet:
+        tables = comb(entrants - 1, players - 1) if entrants else 0
+    else:
+        tables = comb(entrants, players)
+    return tables * players * decks * repeat
 
 
 def blocks(games: Sequence[ScheduledGame], size: int) -> Iterator[list[ScheduledGame]]:
