@@ -60,14 +60,15 @@ def test_a_host_imports_only_its_own_policy() -> None:
     assert out.stdout.strip() == "['bots.greedy', 'bots.policy', 'bots.views']"
 
 
-def test_a_pure_python_host_does_not_import_numba() -> None:
+def test_a_pure_python_host_imports_neither_numba_nor_numpy() -> None:
     code = (
         "import sys; import arena.host; from arena.plugins import load_registry\n"
+        "from arena.game import Observation\n"
         "load_registry(only='reference').build('uniform')\n"
-        "print('numba' in sys.modules)"
+        "print('numba' in sys.modules, 'numpy' in sys.modules)"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
-    assert out.stdout.strip() == "False"
+    assert out.stdout.strip() == "False False"
 
 
 @pytest.mark.skipif(S._bwrap_error() is not None, reason="no working bubblewrap here")

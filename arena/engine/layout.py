@@ -4,11 +4,15 @@ action packing and event kinds.
 The engine keeps a round in one flat ``int32`` array (the *state*) and a seat's knowledge of it in
 another (the *view*). The offsets below name the slots of both; numba folds them into the compiled
 kernels as constants.
+
+The two tables (:data:`CARD_COUNTS`, :data:`FACE_UP_2P`) are numpy arrays for the kernels, made on
+first use; their plain-tuple forms (:data:`CARD_COUNT_VALUES`, :data:`FACE_UP_2P_VALUES`) let the
+typed face, and so a pure-Python bot's host, go without numpy.
 """
 
 from __future__ import annotations
 
-import numpy as np
+from typing import Any
 
 # Cards (their values).
 GUARD = 1
@@ -22,14 +26,14 @@ PRINCESS = 8
 
 N_CARDS = 16
 MAX_PLAYERS = 4
-#: Copies of each card value (index 0 unused).
-CARD_COUNTS = np.array([0, 5, 2, 2, 2, 2, 1, 1, 1], dtype=np.int32)
+#: Copies of each card value (index 0 unused); :data:`CARD_COUNTS` is the same as an array.
+CARD_COUNT_VALUES = (0, 5, 2, 2, 2, 2, 1, 1, 1)
 
 # Variants.
 VARIANT_CLASSIC = 0
 VARIANT_HUIBERS = 1
-#: Cards set aside face up in a two-player round, per variant.
-FACE_UP_2P = np.array([3, 0], dtype=np.int32)
+#: Cards set aside face up in a two-player round, per variant (:data:`FACE_UP_2P` as an array).
+FACE_UP_2P_VALUES = (3, 0)
 
 # How a round ended.
 END_NONE = 0
@@ -120,3 +124,17 @@ EV_KNOCKOUT = 16  # seat is out of the round, revealing card (0 if none left) (p
 EV_FORFEIT = 17  # seat forfeits the round (a fault) (public)
 EV_SHOWDOWN = 18  # the deck is empty: seat shows card, value = its discard total (public)
 EV_ROUND_END = 19  # round over: value = winners bit mask, card = END_* code (public)
+
+
+#: Arrays made from tuples on first use (``int32``, as the kernels read them).
+_ARRAYS = {"CARD_COUNTS": CARD_COUNT_VALUES, "FACE_UP_2P": FACE_UP_2P_VALUES}
+
+
+def __getattr__(name: str) -> Any:
+    if name in _ARRAYS:
+        import numpy as np
+
+        value = np.array(_ARRAYS[name], dtype=np.int32)
+        globals()[name] = value
+        return value
+    raise AttributeError(f"module 'arena.engine.layout' has no attribute {name!r}")

@@ -5,15 +5,16 @@ from __future__ import annotations
 import json
 from collections.abc import Sequence
 from dataclasses import dataclass, field, fields
-from typing import Any
-
-import numpy as np
+from typing import TYPE_CHECKING, Any
 
 from arena.engine import layout as L
 from arena.game.actions import Action
 from arena.game.cards import Card
 from arena.game.events import END_REASONS, Event
 from arena.game.variants import VARIANTS, Variant
+
+if TYPE_CHECKING:  # numpy is imported where a view array is made, not by a bot's host
+    import numpy as np
 
 _END_CODES = {name: code for code, name in END_REASONS.items()}
 _VARIANT_NAMES = {v.code: v.name for v in VARIANTS.values()}
@@ -92,7 +93,7 @@ class Observation:
     ) -> Observation:
         """Build an observation from an engine view (the array or its list of ints) and what
         the referee adds: the legal actions, the events the seat may see, tokens, round number."""
-        v = view.tolist() if isinstance(view, np.ndarray) else view
+        v = view.tolist() if hasattr(view, "tolist") else view  # a numpy array, or a list
         n = v[L.V_NPLAYERS]
         card = _CARDS
         alive = L.V_ALIVE
@@ -137,6 +138,8 @@ class Observation:
 
     def to_view(self) -> np.ndarray:
         """The engine view array this observation was built from."""
+        import numpy as np
+
         view = np.zeros(L.VIEW_SIZE, dtype=np.int32)
         n = self.players
         view[L.V_SEAT] = self.seat
@@ -168,6 +171,8 @@ class Observation:
 
     def legal_packed(self) -> np.ndarray:
         """The legal actions in the engine's packed form, in order."""
+        import numpy as np
+
         return np.array([a.to_int() for a in self.legal_actions], dtype=np.int32)
 
     # --- JSON -------------------------------------------------------------------------------

@@ -4,7 +4,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from arena.engine.layout import CARD_COUNTS, FACE_UP_2P, VARIANT_CLASSIC, VARIANT_HUIBERS
+from arena.engine.layout import (
+    CARD_COUNT_VALUES,
+    FACE_UP_2P_VALUES,
+    VARIANT_CLASSIC,
+    VARIANT_HUIBERS,
+)
 from arena.errors import UnknownVariantError
 from arena.game.cards import Card
 
@@ -26,7 +31,7 @@ class Variant:
 
     def face_up(self, players: int) -> int:
         """How many cards are set aside face up for ``players`` players."""
-        return int(FACE_UP_2P[self.code]) if players == 2 else 0
+        return FACE_UP_2P_VALUES[self.code] if players == 2 else 0
 
     def check_players(self, players: int) -> None:
         """Raise :class:`UnknownVariantError` unless the variant allows ``players`` players."""
@@ -62,7 +67,7 @@ class Variant:
             raise UnknownVariantError(f"unknown variant {name!r} (known: {known})") from None
 
 
-_STANDARD_CARDS = tuple(Card(v) for v in range(1, 9) for _ in range(int(CARD_COUNTS[v])))
+_STANDARD_CARDS = tuple(Card(v) for v in range(1, 9) for _ in range(CARD_COUNT_VALUES[v]))
 
 CLASSIC = Variant(
     "classic",
