@@ -16,9 +16,10 @@ import importlib.util
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import numpy as np
+if TYPE_CHECKING:  # numpy comes with the kernels, when a policy bot is built
+    import numpy as np
 
 from arena.bot import Bot
 from arena.game import Action, Observation
@@ -55,6 +56,8 @@ class PolicyInfo:
 
     def param_array(self, settings: dict[str, Any] | None = None) -> np.ndarray:
         """The ``params`` array for ``settings`` (defaults where not given)."""
+        import numpy as np
+
         values = {**self.params, **(settings or {})}
         return np.array([float(values[k]) for k in self.params], dtype=np.float64)
 
@@ -137,13 +140,12 @@ POLICIES: dict[str, PolicyInfo] = {
     )
 }
 
-_NO_TABLE = np.zeros(0, dtype=np.int16)
-
-
 def policy_table(info: PolicyInfo) -> np.ndarray:
     """The Dynamic Programming table's policy array if ``info`` reads it, else an empty one."""
+    import numpy as np
+
     if not info.needs_table:
-        return _NO_TABLE
+        return np.zeros(0, dtype=np.int16)
     from solver import load_table
 
     return load_table("huibers").policy
