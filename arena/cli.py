@@ -406,28 +406,54 @@ def bench(
     type=click.IntRange(min=1),
     default=100_000,
     show_default=True,
-    help="Rounds to play.",
+    help="Deals to play (rounds without --swap).",
+)
+@click.option(
+    "--swap",
+    is_flag=True,
+    help="Play every deal in every seat rotation (both seatings with two bots): "
+    "GAMES x players rounds.",
 )
 @variant_option
 @seed_option
 @json_option
-def simulate(bots: tuple[str, ...], games: int, variant: str, seed: int, as_json: bool) -> None:
+def simulate(
+    bots: tuple[str, ...], games: int, swap: bool, variant: str, seed: int, as_json: bool
+) -> None:
     """Play many rounds between reference BOTS (one per seat, seat 0 first) inside the engine.
 
     The research tool: only the project's own bots with a numba policy, no referee, no
     processes. Reports wins by seat, draws, the first seat's win rate with a 95% binomial
-    interval, and the speed.
+    interval, and the speed. Without --swap the first bot always sits in seat 0 and moves first,
+    so its wins include the first seat's advantage; with --swap every deal is played in every
+    seat rotation with the same random decisions, so each bot meets every deal from every seat
+    and its wins (reported per bot) are free of the seats' advantages.
     """
     from bots.simulate import simulate as run_simulation
 
-    result = run_simulation(bots, games, variant, seed)
+    result = run_simulation(bots, games, variant, seed, swap=swap)
     if as_json:
         click.echo(json.dumps(result.to_json(), indent=2))
         return
-    click.echo(f"{result.games:,} rounds of {result.variant}, seed {seed}:")
-    for seat, (name, wins) in enumerate(zip(result.bots, result.wins, strict=True)):
-        click.echo(f"  seat {seat} {name:<24} {wins:>10,} wins ({wins / result.games:.2%})")
-    click.echo(f"  shared {result.draws:>30,}")
+    if result.swap:
+        each = "both seatings" if result.seatings == 2 else f"all {result.seatings} seat rotations"
+        click.echo(
+            f"{result.deals:,} deals of {result.variant}, seed {seed}, each played in {each} "
+            f"({result.games:,} rounds):"
+        )
+        for index, (name, wins) in enumerate(zip(result.bots, result.bot_wins, strict=True)):
+            click.echo(f"  bot {index} {name:<25} {wins:>10,} wins ({wins / result.games:.2%})")
+        by_seat = ", ".join(f"seat {s} {w:,}" for s, w in enumerate(result.wins))
+        click.echo(f"  shared {result.draws:>35,}")
+        click.echo(f"  wins by seat: {by_seat}")
+    else:
+        click.echo(
+            f"{result.games:,} rounds of {result.variant}, seed {seed}, in one seating "
+            f"(bot i in seat i):"
+        )
+        for seat, (name, wins) in enumerate(zip(result.bots, result.wins, strict=True)):
+            click.echo(f"  seat {seat} {name:<24} {wins:>10,} wins ({wins / result.games:.2%})")
+        click.echo(f"  shared {result.draws:>35,}")
     lo, hi = result.first_seat_ci
     click.echo(
         f"first seat wins {result.first_seat_rate:.4f} (95% CI {lo:.4f} - {hi:.4f}); "
