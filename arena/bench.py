@@ -300,7 +300,7 @@ def tournament_games_per_s(seconds: float) -> float:
 
 
 #: Seconds each field size of the scale benchmark plays at least (its hosts' starts included).
-FIELD_SECONDS = 30.0
+FIELD_SECONDS = 60.0
 _field_results: dict[int, tuple[float, float]] = {}
 
 

@@ -369,7 +369,7 @@ def bench(
 ) -> None:
     """Measure the project's speed figures, each on one core except the tournament and field
     benchmarks, which use every core: fields of 5 to 300 copies of the scaffolded pure-Python
-    bot play fixed36 for at least 30 s each (games per second with the hosts' starts, and the
+    bot play fixed36 for at least a minute each (games per second with the hosts' starts, and the
     peak memory of every process together), and first_game_seconds_cold runs the README's main
     command with empty caches. docs/benchmarks.md has the figures measured here."""
     from arena.bench import BENCHMARKS, FIELD, machine, run
@@ -476,25 +476,33 @@ def solve(variant: str, rebuild: bool, as_json: bool) -> None:
     One row per hand at the first decision of a round (n = 14 cards unseen): the chance of
     winning with best play on both sides, the card to play, the Guard's guess and the Prince's
     target (1 the opponent, 2 itself). The table is loaded from the user cache directory, or
-    built (under a second) and saved there.
+    built (under a second) and saved there; the first line (and `source` in the JSON) says
+    which.
     """
-    from solver import load_table, opening_rows, table_path
+    from solver import open_table, opening_rows
 
-    table = load_table(variant, rebuild=rebuild)
+    found = open_table(variant, rebuild=rebuild)
+    table = found.table
     rows = opening_rows(table)
     if as_json:
         report = {
             "variant": table.variant,
             "states": table.states,
+            "source": found.source,
+            "path": str(found.path),
+            "cached": found.cached,
             "build_seconds": table.build_seconds,
             "opening": rows,
         }
         click.echo(json.dumps(report, indent=2))
         return
-    click.echo(
-        f"Dynamic Programming table of {table.variant}: {table.states:,} states, "
-        f"built in {table.build_seconds:.2f} s ({table_path(variant)})"
-    )
+    if found.source == "loaded":
+        origin = f"loaded from {found.path} (built in {table.build_seconds:.2f} s when saved)"
+    elif found.cached:
+        origin = f"built in {table.build_seconds:.2f} s and saved to {found.path}"
+    else:
+        origin = f"built in {table.build_seconds:.2f} s, not saved (cannot write {found.path})"
+    click.echo(f"Dynamic Programming table of {table.variant}: {table.states:,} states, {origin}")
     click.echo(f"{'n':>3} {'b1':>3} {'b2':>3} {'chance':>9} {'play':>5} {'guess':>6} {'target':>7}")
     for row in rows:
         guess = "-" if row["guess"] is None else row["guess"]
