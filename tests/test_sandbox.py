@@ -187,9 +187,22 @@ def test_processes_are_limited_and_going_over_is_a_fault(hostile: None) -> None:
 
 @needs_bwrap
 def test_a_bot_sees_and_signals_no_other_process(hostile: None) -> None:
-    record, log = attack("spy", S.choose_sandbox("bwrap"))
+    record, log = attack(f"spy[pid={os.getpid()}]", S.choose_sandbox("bwrap"))
     assert len(reported(log, "pids").split()) <= 3  # bubblewrap's init, the host, ls
+    assert f"FAIL {os.getpid()} ProcessLookupError" in log  # the referee is out of sight
     assert record.winners or record.faults  # the referee finished the round
+
+
+@needs_bwrap
+def test_a_bot_compiling_its_own_kernels_gets_a_private_cache(hostile: None) -> None:
+    box = S.choose_sandbox("bwrap")
+    trusted = Path(box.kernels) / "numba"
+    before = _digest(trusted)
+    record, log = attack("compiler", box, move_time=60)
+    assert record.faults == []
+    assert reported(log, "compiled") == f"45 {S.PRIVATE_KERNELS}"
+    assert "plugin" in reported(log, "private")  # saved, in the bot's own /tmp
+    assert _digest(trusted) == before  # and nowhere the referee or another bot loads
 
 
 @needs_bwrap
