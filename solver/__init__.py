@@ -2,16 +2,19 @@
 
 :func:`load_table` gives the win chance and the best choice for every configuration
 f(b1, b2, c, A, maid, known, p) reachable from the openings of the ``huibers`` variant, from the
-user's cache directory (built in under a second and saved the first time). Slots are numbered by
+user's cache directory (built in under a second and saved the first time; :func:`open_table` also
+says whether it was loaded or built). Slots are numbered by
 :func:`solver.index.state_index`; ``docs/solver.md`` describes the model.
 """
 
 from solver.opening import opening_rows
 from solver.table import (
     SOLVER_VERSION,
+    CachedTable,
     DPTable,
     build_table,
     load_table,
+    open_table,
     read_table,
     save_table,
     table_path,
@@ -19,9 +22,11 @@ from solver.table import (
 
 __all__ = [
     "SOLVER_VERSION",
+    "CachedTable",
     "DPTable",
     "build_table",
     "load_table",
+    "open_table",
     "opening_rows",
     "read_table",
     "save_table",

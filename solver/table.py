@@ -6,13 +6,13 @@ for the ``huibers`` table, and loads in a fraction of a second.
 
 from __future__ import annotations
 
-import contextlib
 import os
 import tempfile
 import time
 import zipfile
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Literal
 
 import numpy as np
 
@@ -153,19 +153,40 @@ def read_table(path: Path) -> DPTable:
         raise ValueError(f"{path} is not a solver table: {exc}") from exc
 
 
-def load_table(variant: str = "huibers", rebuild: bool = False) -> DPTable:
-    """The table of ``variant`` from the disk cache; built and saved if absent, unreadable or
-    ``rebuild``."""
+@dataclass(frozen=True)
+class CachedTable:
+    """What :func:`open_table` did: the table, its cache file ``path``, whether the table was read
+    from that file (``source`` ``"loaded"``) or computed now (``"built"``), and whether the file
+    holds it now (``cached``: false only when a table built now could not be saved, as in a
+    read-only cache)."""
+
+    table: DPTable
+    path: Path
+    source: Literal["loaded", "built"]
+    cached: bool
+
+
+def open_table(variant: str = "huibers", rebuild: bool = False) -> CachedTable:
+    """The table of ``variant`` from the disk cache, or built and saved there if absent,
+    unreadable or ``rebuild``; says which it was."""
     check_variant(variant)
     path = table_path(variant)
     if not rebuild and path.exists():
         try:
             table = read_table(path)
             if table.variant == variant:
-                return table
+                return CachedTable(table, path, "loaded", cached=True)
         except ValueError:
             pass
     table = build_table(variant)
-    with contextlib.suppress(OSError):  # a read-only cache (a sandboxed host): keep it in memory
+    try:
         save_table(table, path)
-    return table
+    except OSError:  # a read-only cache (a sandboxed host): keep it in memory
+        return CachedTable(table, path, "built", cached=False)
+    return CachedTable(table, path, "built", cached=True)
+
+
+def load_table(variant: str = "huibers", rebuild: bool = False) -> DPTable:
+    """The table of ``variant`` from the disk cache; built and saved if absent, unreadable or
+    ``rebuild`` (:func:`open_table` also says which it was)."""
+    return open_table(variant, rebuild).table

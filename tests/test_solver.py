@@ -25,6 +25,7 @@ from solver import (
     DPTable,
     build_table,
     load_table,
+    open_table,
     opening_rows,
     read_table,
     save_table,
@@ -353,7 +354,20 @@ def test_arena_solve_json(table: DPTable, user_cache: Path) -> None:
     result = CliRunner().invoke(cli, ["solve", "--variant", "huibers", "--json"])
     assert result.exit_code == 0, result.output
     report = json.loads(result.stdout)
-    assert set(report) == {"variant", "states", "build_seconds", "opening"}
+    assert set(report) == {
+        "variant",
+        "states",
+        "source",
+        "path",
+        "cached",
+        "build_seconds",
+        "opening",
+    }
+    assert (report["source"], report["path"], report["cached"]) == (
+        "loaded",
+        str(table_path("huibers")),
+        True,
+    )
     assert report["variant"] == "huibers"
     assert report["states"] == table.states
     assert len(report["opening"]) == 33
@@ -362,12 +376,46 @@ def test_arena_solve_json(table: DPTable, user_cache: Path) -> None:
     assert report["opening"] == opening_rows(table)
 
 
+def test_open_table_says_whether_it_loaded_or_built(user_cache: Path) -> None:
+    """An empty cache: built and saved; then loaded from that file; ``rebuild`` builds again."""
+    first = open_table("huibers")
+    assert (first.source, first.cached, first.path) == ("built", True, table_path("huibers"))
+    assert first.path.is_file()
+    second = open_table("huibers")
+    assert (second.source, second.cached) == ("loaded", True)
+    assert second.table.build_seconds == first.table.build_seconds
+    assert np.array_equal(second.table.policy, first.table.policy)
+    again = open_table("huibers", rebuild=True)
+    assert (again.source, again.cached) == ("built", True)
+    assert load_table("huibers").build_seconds == again.table.build_seconds
+
+
+def test_open_table_says_when_it_could_not_save(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A cache directory that cannot be made (a file is in the way): built, kept in memory."""
+    blocker = tmp_path / "not-a-directory"
+    blocker.write_text("")
+    monkeypatch.setenv("XDG_CACHE_HOME", str(blocker))
+    found = open_table("huibers")
+    assert (found.source, found.cached) == ("built", False)
+    assert not found.path.exists()
+    result = CliRunner().invoke(cli, ["solve"])
+    assert result.exit_code == 0, result.output
+    assert result.output.splitlines()[0].endswith(f"not saved (cannot write {found.path})")
+
+
 def test_arena_solve_text(table: DPTable, user_cache: Path) -> None:
     save_table(table, table_path("huibers"))
     result = CliRunner().invoke(cli, ["solve"])
     assert result.exit_code == 0, result.output
     lines = result.output.splitlines()
     assert f"{table.states:,} states" in lines[0]
+    assert f"loaded from {table_path('huibers')}" in lines[0]
+    rebuilt = CliRunner().invoke(cli, ["solve", "--rebuild"])
+    assert rebuilt.exit_code == 0, rebuilt.output
+    assert f"and saved to {table_path('huibers')}" in rebuilt.output.splitlines()[0]
+    assert "built in" in rebuilt.output.splitlines()[0]
     assert lines[1].split() == ["n", "b1", "b2", "chance", "play", "guess", "target"]
     row = lines[2 + opening_hands().index((3, 8))].split()
     assert row == ["14", "3", "8", "1.000000", "3", "-", "-"]
