@@ -15,15 +15,18 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
+from arena.benchgoals import Goal
+
 
 @dataclass(frozen=True)
 class Benchmark:
-    """A named figure: how to measure it, its unit, and the goal it is held to (if any)."""
+    """A named figure: how to measure it, its unit, and the goal it is held to (``None``: no
+    goal)."""
 
     key: str
     measure: Callable[[float], float]
     unit: str
-    goal: str
+    goal: Goal | None
     #: Whether it uses every core (the others run pinned to one).
     all_cores: bool = False
 
@@ -506,53 +509,61 @@ def _stored_games(store: Any) -> int:
 BENCHMARKS: dict[str, Benchmark] = {
     b.key: b
     for b in (
-        Benchmark("engine_rounds_per_s", engine_rounds_per_s, "rounds/s", ">= 1,000,000"),
-        Benchmark("referee_moves_per_s", referee_moves_per_s, "moves/s", ""),
-        Benchmark("isolated_moves_per_s", isolated_moves_per_s, "moves/s", ">= 5,000"),
-        Benchmark("host_start_seconds", host_start_seconds, "s", ""),
+        Benchmark("engine_rounds_per_s", engine_rounds_per_s, "rounds/s", Goal(">=", 1_000_000)),
+        Benchmark("referee_moves_per_s", referee_moves_per_s, "moves/s", None),
+        Benchmark("isolated_moves_per_s", isolated_moves_per_s, "moves/s", Goal(">=", 5_000)),
+        Benchmark("host_start_seconds", host_start_seconds, "s", None),
         Benchmark(
             "simulate_random_random_rounds_per_s",
             simulate_random_random_rounds_per_s,
             "rounds/s",
-            ">= 500,000 (1M in 2 s)",
+            Goal(">=", 500_000, note="1M in 2 s"),
         ),
         Benchmark(
             "simulate_strategic_random_rounds_per_s",
             simulate_strategic_random_rounds_per_s,
             "rounds/s",
-            ">= 250,000 (1M in 4 s)",
+            Goal(">=", 250_000, note="1M in 4 s"),
         ),
-        Benchmark("dp_build_seconds", dp_build_seconds, "s", "<= 1.0"),
-        Benchmark("dp_states", dp_states, "states", ""),
-        Benchmark("montecarlo_ms_per_round", montecarlo_ms_per_round, "ms", "<= 5"),
-        Benchmark("ismcts_iterations_per_s", ismcts_iterations_per_s, "iterations/s", ">= 100,000"),
-        Benchmark("pimc_iterations_per_s", pimc_iterations_per_s, "iterations/s", ">= 100,000"),
+        Benchmark("dp_build_seconds", dp_build_seconds, "s", Goal("<=", 1.0)),
+        Benchmark("dp_states", dp_states, "states", None),
+        Benchmark("montecarlo_ms_per_round", montecarlo_ms_per_round, "ms", Goal("<=", 5)),
         Benchmark(
-            "tournament_games_per_s",
-            tournament_games_per_s,
-            "games/s",
-            "full reference round-robin < 10 min",
-            all_cores=True,
+            "ismcts_iterations_per_s", ismcts_iterations_per_s, "iterations/s", Goal(">=", 100_000)
         ),
-        Benchmark("field_5_games_per_s", field_5_games_per_s, "games/s", "", all_cores=True),
+        Benchmark(
+            "pimc_iterations_per_s", pimc_iterations_per_s, "iterations/s", Goal(">=", 100_000)
+        ),
+        # The goal of a full reference round-robin under 10 minutes is timed separately (the
+        # whole command, every bot): this figure plays the simple bots only.
+        Benchmark(
+            "tournament_games_per_s", tournament_games_per_s, "games/s", None, all_cores=True
+        ),
+        Benchmark("field_5_games_per_s", field_5_games_per_s, "games/s", None, all_cores=True),
         Benchmark(
             "field_30_games_per_s",
             field_30_games_per_s,
             "games/s",
-            ">= half of field_5_games_per_s",
+            Goal(">=", 0.5, of="field_5_games_per_s"),
             all_cores=True,
         ),
         Benchmark(
             "field_100_games_per_s",
             field_100_games_per_s,
             "games/s",
-            ">= half of field_5_games_per_s",
+            Goal(">=", 0.5, of="field_5_games_per_s"),
             all_cores=True,
         ),
-        Benchmark("field_100_peak_mb", field_100_peak_mb, "MiB", "< 6,144", all_cores=True),
-        Benchmark("field_300_games_per_s", field_300_games_per_s, "games/s", "", all_cores=True),
-        Benchmark("field_300_peak_mb", field_300_peak_mb, "MiB", "", all_cores=True),
-        Benchmark("first_game_seconds_cold", first_game_seconds_cold, "s", "<= 60", all_cores=True),
+        Benchmark("field_100_peak_mb", field_100_peak_mb, "MiB", Goal("<", 6_144), all_cores=True),
+        Benchmark("field_300_games_per_s", field_300_games_per_s, "games/s", None, all_cores=True),
+        Benchmark("field_300_peak_mb", field_300_peak_mb, "MiB", None, all_cores=True),
+        Benchmark(
+            "first_game_seconds_cold",
+            first_game_seconds_cold,
+            "s",
+            Goal("<=", 60),
+            all_cores=True,
+        ),
     )
 }
 

@@ -371,8 +371,13 @@ def bench(
     benchmarks, which use every core: fields of 5 to 300 copies of the scaffolded pure-Python
     bot play fixed36 for at least a minute each (games per second with the hosts' starts, and the
     peak memory of every process together), and first_game_seconds_cold runs the README's main
-    command with empty caches. docs/benchmarks.md has the figures measured here."""
+    command with empty caches. Each figure is marked against its goal (met, missed, or no
+    goal; --json gives the goal and the mark per figure). docs/benchmarks.md has the figures
+    measured here."""
+    from collections import Counter
+
     from arena.bench import BENCHMARKS, FIELD, machine, run
+    from arena.benchgoals import judge
 
     FIELD.workers = workers
     FIELD.executor = executor
@@ -384,19 +389,46 @@ def bench(
             param_hint="--only",
         )
     results = run(list(only), seconds)
+    verdicts = {key: judge(BENCHMARKS[key].goal, value, results) for key, value in results.items()}
     if as_json:
-        click.echo(json.dumps({**results, "machine": machine()}, indent=2))
+        figures = {}
+        for key, value in results.items():
+            goal = BENCHMARKS[key].goal
+            figures[key] = {
+                "value": value,
+                "unit": BENCHMARKS[key].unit,
+                "goal": None if goal is None else goal.to_json(),
+                "bound": verdicts[key].bound,
+                "status": verdicts[key].status,
+            }
+        click.echo(json.dumps({"figures": figures, "machine": machine()}, indent=2))
         return
     info = machine()
     click.echo(
         f"machine: {info['cpu']}, {info['cores']} cores, "
         f"Python {info['python']}, numba {info['numba']}"
     )
+
+    def shown(value: float) -> str:
+        return f"{value:,.3f}" if abs(value) < 100 else f"{value:,.0f}"
+
     for key, value in results.items():
-        b = BENCHMARKS[key]
-        goal = f"  (goal {b.goal})" if b.goal else ""
-        shown = f"{value:>12,.3f}" if value < 100 else f"{value:>12,.0f}"
-        click.echo(f"{key:<40} {shown} {b.unit}{goal}")
+        b, verdict = BENCHMARKS[key], verdicts[key]
+        if b.goal is None:
+            mark = "no goal"
+        elif verdict.status == "unchecked":
+            mark = f"unchecked: goal {b.goal}, and {b.goal.of} was not measured"
+        elif b.goal.of is not None and verdict.bound is not None:
+            mark = f"{verdict.status}: goal {b.goal} ({shown(verdict.bound)})"
+        else:
+            mark = f"{verdict.status}: goal {b.goal}"
+        click.echo(f"{key:<40} {shown(value):>12} {b.unit:<12} {mark}")
+    counts = Counter(v.status for v in verdicts.values())
+    click.echo(
+        f"goals: {counts['met']} met, {counts['missed']} missed"
+        + (f", {counts['unchecked']} unchecked" if counts["unchecked"] else "")
+        + f"; {counts['no goal']} without a goal"
+    )
 
 
 @cli.command()

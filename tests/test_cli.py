@@ -112,10 +112,16 @@ def test_bad_input_is_one_line_and_exit_2(args: tuple[str, ...], needle: str) ->
     assert "Traceback" not in result.output
 
 
-def test_bench_json_keys() -> None:
-    result = run("bench", "--json", "--seconds", "0.05")
+def test_bench_json_of_two_quick_real_benchmarks() -> None:
+    """The slow benchmarks are left out: tests/test_bench_goals.py checks the goals' marks."""
+    args = ["--only", "engine_rounds_per_s", "--only", "referee_moves_per_s"]
+    result = run("bench", *args, "--json", "--seconds", "0.05")
     assert result.exit_code == 0, result.output
-    figures = json.loads(result.stdout)
-    assert figures["engine_rounds_per_s"] > 0
-    assert figures["referee_moves_per_s"] > 0
-    assert figures["machine"]["cores"] >= 1
+    report = json.loads(result.stdout)
+    figures = report["figures"]
+    assert list(figures) == ["engine_rounds_per_s", "referee_moves_per_s"]
+    assert figures["engine_rounds_per_s"]["value"] > 0
+    assert figures["engine_rounds_per_s"]["status"] in ("met", "missed")
+    assert figures["referee_moves_per_s"]["value"] > 0
+    assert figures["referee_moves_per_s"]["status"] == "no goal"
+    assert report["machine"]["cores"] >= 1
