@@ -1,5 +1,5 @@
 """SQLAlchemy 2.0 models of the arena's database: tournaments, entrants, decks, the secret seeds
-of secret deck sets, games, ratings.
+of secret deck sets, the runner holding each tournament, games, how bots ran, ratings.
 
 Importing this module creates no engine and touches no database; see :mod:`leaderboard.store`.
 """
@@ -9,7 +9,7 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from typing import Any
 
-from sqlalchemy import JSON, DateTime, ForeignKey, Integer, String, UniqueConstraint
+from sqlalchemy import JSON, DateTime, Float, ForeignKey, Integer, String, UniqueConstraint
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column, relationship
 
 #: The states a tournament can be in.
@@ -29,8 +29,10 @@ class Tournament(Base):
     """One tournament: its configuration, seed, rules and state.
 
     ``fingerprint`` is a hash of everything that decides the games' records (configuration,
-    seed, variant, players per table, entrants with their versions, decks); starting a
-    tournament with a fingerprint already stored resumes that tournament.
+    seed, variant, players per table, entrants with their versions, decks) as the tournament
+    was created; starting a tournament with a fingerprint already stored resumes that
+    tournament. Entrants added later are listed in the configuration (``additions``) and do not
+    change the fingerprint.
     """
 
     __tablename__ = "tournaments"
@@ -105,6 +107,26 @@ class DeckSecret(Base):
     seed: Mapped[str] = mapped_column(String(80))
 
     tournament: Mapped[Tournament] = relationship(back_populates="deck_secret")
+
+
+class Runner(Base):
+    """The runner holding a tournament: at most one row per tournament, a lease that its runner
+    renews while it runs and deletes when it stops (``docs/tournaments.md``). ``since``,
+    ``expires`` are seconds since the epoch by the database's clock (so that runners on
+    machines whose clocks differ agree); ``seconds`` is how long a renewal extends it;
+    ``token`` is the holder's secret proof that it still holds the lease. A table of its own,
+    so that ``create_all`` adds it to an older database."""
+
+    __tablename__ = "runners"
+
+    tournament_id: Mapped[int] = mapped_column(
+        ForeignKey("tournaments.id", ondelete="CASCADE"), primary_key=True
+    )
+    holder: Mapped[str] = mapped_column(String(300))
+    token: Mapped[str] = mapped_column(String(64))
+    since: Mapped[float] = mapped_column(Float)
+    expires: Mapped[float] = mapped_column(Float)
+    seconds: Mapped[float] = mapped_column(Float)
 
 
 class Game(Base):

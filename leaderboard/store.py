@@ -8,6 +8,9 @@ at most the block in flight and resumes from :meth:`Store.finished_keys`.
 A tournament on a secret deck set keeps its seed here (:meth:`Store.deck_secret`), where no
 bot host can see it; :meth:`Store.tournament` publishes it only once the tournament is
 finished (:attr:`TournamentDetail.published_seed`).
+
+One runner plays a tournament at a time: it holds a lease (:meth:`Store.take_lease`, see
+:mod:`leaderboard.runners`) and passes its token to every write it makes.
 """
 
 from __future__ import annotations
@@ -16,6 +19,8 @@ import hashlib
 import json
 import os
 import re
+import secrets
+import time
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -24,7 +29,7 @@ from pathlib import Path
 from typing import Any
 
 import orjson
-from sqlalchemy import Engine, create_engine, event, func, insert, select
+from sqlalchemy import Engine, create_engine, event, func, insert, select, text
 from sqlalchemy.engine import URL, make_url
 from sqlalchemy.exc import ArgumentError, IntegrityError, NoSuchModuleError, SQLAlchemyError
 from sqlalchemy.orm import Session, sessionmaker
@@ -32,6 +37,7 @@ from sqlalchemy.orm import Session, sessionmaker
 import arena
 from arena.errors import ArenaError
 from arena.records import GameRecord
+from leaderboard import runners
 from leaderboard.models import (
     STATUSES,
     Base,
@@ -44,6 +50,7 @@ from leaderboard.models import (
     Tournament,
     utcnow,
 )
+from leaderboard.runners import RunnerInfo
 
 #: The environment variable naming the database URL when none is given.
 ENV_VAR = "ARENA_DB"
@@ -51,6 +58,11 @@ ENV_VAR = "ARENA_DB"
 DEFAULT_FILE = "arena.db"
 #: How long (seconds) a SQLite connection waits for another writer before giving up.
 SQLITE_BUSY_SECONDS = 30.0
+#: How often :meth:`Store.create_schema` tries again when another process created a table
+#: between its check and its ``CREATE TABLE``.
+SCHEMA_ATTEMPTS = 8
+#: The PostgreSQL advisory lock that makes schema creation one process at a time.
+SCHEMA_LOCK = 0x4C4C4152454E41  # "LLARENA"
 
 
 class StoreError(ArenaError):
@@ -73,7 +85,10 @@ class EntrantInfo:
 
 @dataclass(frozen=True)
 class TournamentInfo:
-    """A stored tournament as listed by :meth:`Store.tournaments`."""
+    """A stored tournament as listed by :meth:`Store.tournaments`: ``entrants`` in the order
+    they were entered, ``games`` stored, its deck set (``deck_count`` decks, secret or not),
+    its configuration (with ``gauntlet`` and ``additions`` when it has them) and the runner
+    holding it now, if any."""
 
     id: int
     name: str
@@ -86,6 +101,10 @@ class TournamentInfo:
     created: datetime
     updated: datetime
     arena_version: str
+    configuration: dict[str, Any] = field(default_factory=dict)
+    deck_count: int = 0
+    secret_decks: bool = False
+    runner: RunnerInfo | None = None
 
 
 @dataclass(frozen=True)
@@ -194,6 +213,18 @@ def fingerprint(
     return hashlib.sha256(text.encode()).hexdigest()
 
 
+def _entrant_row(entrant: EntrantInfo) -> Entrant:
+    """The stored row of ``entrant``."""
+    return Entrant(
+        name=entrant.name,
+        bot=entrant.bot,
+        parameters=dict(entrant.parameters),
+        plugin=entrant.plugin,
+        distribution=entrant.distribution,
+        version=entrant.version,
+    )
+
+
 def _cards(deck: Sequence[int]) -> str:
     """A deck order as a string of card values (one digit each, top first)."""
     values = [int(c) for c in deck]
@@ -209,6 +240,7 @@ class Store:
         self.url = resolve_url(url)
         self._engine: Engine | None = None
         self._sessions: sessionmaker[Session] | None = None
+        self._schema_ready = False
 
     def __repr__(self) -> str:
         return f"Store({_mask(self.url)!r})"
@@ -275,13 +307,31 @@ class Store:
             self._engine.dispose()
             self._engine = None
             self._sessions = None
+            self._schema_ready = False
 
     def create_schema(self) -> None:
-        """Create any missing table (existing tables and their rows are left alone)."""
-        try:
-            Base.metadata.create_all(self.engine)
-        except SQLAlchemyError as exc:
-            raise StoreError(f"database {_mask(self.url)!r}: {_one_line(exc)}") from None
+        """Create any missing table (existing tables and their rows are left alone). Safe when
+        several processes do it at once: on PostgreSQL one at a time (an advisory lock held
+        for the transaction, DDL being transactional there), elsewhere by trying again when
+        another process created a table between the check and the ``CREATE``."""
+        if self._schema_ready:
+            return
+        for attempt in range(SCHEMA_ATTEMPTS):
+            try:
+                with self.engine.begin() as connection:
+                    if connection.dialect.name == "postgresql":
+                        connection.execute(
+                            text("SELECT pg_advisory_xact_lock(:key)"), {"key": SCHEMA_LOCK}
+                        )
+                    Base.metadata.create_all(connection)
+            except SQLAlchemyError as exc:
+                raced = isinstance(exc, IntegrityError) or "already exists" in _one_line(exc)
+                if not raced or attempt == SCHEMA_ATTEMPTS - 1:
+                    raise StoreError(f"database {_mask(self.url)!r}: {_one_line(exc)}") from None
+                time.sleep(0.02 * (attempt + 1))
+            else:
+                self._schema_ready = True
+                return
 
     # -- tournaments --------------------------------------------------------------------------
 
@@ -297,7 +347,9 @@ class Store:
         secret: int | None = None,
     ) -> int:
         """The id of a new tournament, or of the stored one with the same fingerprint (see
-        :func:`fingerprint`), which is then marked running again: a resume.
+        :func:`fingerprint`): a resume. A stored tournament is left as it is (its runner marks
+        it running once it holds it, see :meth:`take_lease`); of processes starting the same
+        new tournament at once, one stores it and all get its id.
 
         ``secret`` is the seed ``decks`` were drawn from when the deck set is secret: it is
         stored with the tournament, and the fingerprint leaves the decks out. A stored
@@ -321,17 +373,7 @@ class Store:
             players=players,
             status="running",
             arena_version=arena.__version__,
-            entrants=[
-                Entrant(
-                    name=e.name,
-                    bot=e.bot,
-                    parameters=dict(e.parameters),
-                    plugin=e.plugin,
-                    distribution=e.distribution,
-                    version=e.version,
-                )
-                for e in entrants
-            ],
+            entrants=[_entrant_row(e) for e in entrants],
             decks=[Deck(position=i, cards=_cards(d)) for i, d in enumerate(decks)],
             deck_secret=None if secret is None else DeckSecret(seed=str(int(secret))),
         )
@@ -361,9 +403,47 @@ class Store:
                     f"tournament {tournament.id} was started with the same settings on other "
                     f"secret decks (by another run?); resume it with --resume {tournament.id}"
                 )
-            if tournament.status != "running":
-                tournament.status = "running"
             return tournament.id
+
+    def find_tournament(
+        self,
+        configuration: dict[str, Any],
+        seed: int,
+        variant: str,
+        players: int,
+        entrants: Sequence[EntrantInfo],
+        decks: Sequence[Sequence[int]] | None,
+    ) -> int | None:
+        """The id of the stored tournament created with these settings (see
+        :func:`fingerprint`; ``decks`` is ``None`` for a secret deck set), or ``None``."""
+        mark = fingerprint(configuration, seed, variant, players, entrants, decks)
+        with self._session() as session:
+            return session.scalars(
+                select(Tournament.id).where(Tournament.fingerprint == mark)
+            ).one_or_none()
+
+    def add_entrants(
+        self,
+        tournament_id: int,
+        entrants: Sequence[EntrantInfo],
+        configuration: dict[str, Any],
+        lease: str,
+    ) -> None:
+        """Add ``entrants`` to tournament ``tournament_id`` (by its runner, holding ``lease``)
+        and store its grown ``configuration``, whose ``bots`` must be the stored entrants
+        followed by ``entrants``: otherwise the tournament changed since it was read and
+        :class:`StoreError` is raised. The fingerprint stays the creation's."""
+        with self._session() as session:
+            runners.hold(session, tournament_id, lease)
+            tournament = self._tournament(session, tournament_id)
+            stored = [e.name for e in tournament.entrants]
+            if list(configuration.get("bots", [])) != stored + [e.name for e in entrants]:
+                raise StoreError(
+                    f"tournament {tournament_id} changed since this run read it (its entrants "
+                    f"are now {', '.join(stored)}); run the command again"
+                )
+            tournament.entrants.extend(_entrant_row(e) for e in entrants)
+            tournament.configuration = dict(configuration)
 
     def find_deck_secret(
         self,
@@ -393,12 +473,58 @@ class Store:
             tournament = self._tournament(session, tournament_id)
             return None if tournament.deck_secret is None else int(tournament.deck_secret.seed)
 
-    def set_status(self, tournament_id: int, status: str) -> None:
-        """Mark a tournament running, finished or interrupted."""
+    def set_status(self, tournament_id: int, status: str, lease: str | None = None) -> None:
+        """Mark a tournament running, finished or interrupted (by its runner, when ``lease``
+        is given: :class:`~leaderboard.runners.LeaseLostError` if that lease is lost)."""
         if status not in STATUSES:
             raise StoreError(f"unknown tournament status {status!r} (one of {', '.join(STATUSES)})")
         with self._session() as session:
+            if lease is not None:
+                runners.hold(session, tournament_id, lease)
             self._tournament(session, tournament_id).status = status
+
+    # -- the runner's lease -------------------------------------------------------------------
+
+    def take_lease(self, tournament_id: int, holder: str, seconds: float) -> str:
+        """Become the runner of tournament ``tournament_id``: take its lease for ``seconds``
+        (extended by each :meth:`renew_lease` and each write made with it) and return the
+        lease's token. Raises :class:`~leaderboard.runners.TournamentBusyError` (one line
+        naming the holder, since when and when its lease expires) while another runner holds
+        an unexpired lease. Of runners taking it at once, exactly one gets it: a conditional
+        UPDATE of an expired lease, or an INSERT that the primary key lets succeed once."""
+        token = secrets.token_hex(16)
+        for _ in range(3):  # the lease may expire or be released between the steps
+            with self._session() as session:
+                if runners.take_expired(session, tournament_id, holder, token, seconds):
+                    return token
+                self._tournament(session, tournament_id)
+            try:
+                with self._session() as session:
+                    runners.take_free(session, tournament_id, holder, token, seconds)
+                return token
+            except StoreError as exc:
+                if not isinstance(exc.__context__, IntegrityError):
+                    raise
+            with self._session() as session:
+                held = runners.live(session, tournament_id).get(tournament_id)
+                if held is not None:
+                    raise runners.busy(session, tournament_id, held)
+        raise StoreError(f"tournament {tournament_id}: its lease changed hands while taking it")
+
+    def renew_lease(self, tournament_id: int, token: str) -> bool:
+        """Extend the lease held with ``token``; False when another runner took it over."""
+        with self._session() as session:
+            return runners.renew(session, tournament_id, token)
+
+    def release_lease(self, tournament_id: int, token: str) -> None:
+        """Give up the lease held with ``token`` (if it still is)."""
+        with self._session() as session:
+            runners.release(session, tournament_id, token)
+
+    def runner(self, tournament_id: int) -> RunnerInfo | None:
+        """Who runs tournament ``tournament_id`` now (an unexpired lease), or ``None``."""
+        with self._session() as session:
+            return runners.live(session, tournament_id).get(tournament_id)
 
     def status(self, tournament_id: int) -> str:
         """A tournament's status."""
@@ -421,6 +547,13 @@ class Store:
                 ).all()
             )
             rows = session.scalars(select(Tournament).order_by(Tournament.id)).all()
+            decks = dict(
+                session.execute(
+                    select(Deck.tournament_id, func.count(Deck.id)).group_by(Deck.tournament_id)
+                ).all()
+            )
+            secret = set(session.scalars(select(DeckSecret.tournament_id)))
+            held = runners.live(session)
             return [
                 TournamentInfo(
                     id=t.id,
@@ -434,6 +567,10 @@ class Store:
                     created=t.created,
                     updated=t.updated,
                     arena_version=t.arena_version,
+                    configuration=dict(t.configuration),
+                    deck_count=int(decks.get(t.id, 0)),
+                    secret_decks=t.id in secret,
+                    runner=held.get(t.id),
                 )
                 for t in rows
             ]
@@ -498,11 +635,31 @@ class Store:
             self._tournament(session, tournament_id)
             return set(session.scalars(select(Game.key).where(Game.tournament_id == tournament_id)))
 
-    def record_block(self, tournament_id: int, games: Sequence[GameEntry]) -> None:
+    def record_block(
+        self, tournament_id: int, games: Sequence[GameEntry], lease: str | None = None
+    ) -> None:
         """Store a block of finished games ``(key, deck position, rotation, record)`` in one
         transaction: all of them or, on any error, none. Keys already stored (or repeated in the
-        block) are skipped, so recording a block again is harmless."""
+        block) are skipped, so recording a block again is harmless. With ``lease`` (the
+        runner's), the write first renews that lease and holds it until it commits, so no
+        other runner writes meanwhile (:class:`~leaderboard.runners.LeaseLostError` when it
+        was lost)."""
+        try:
+            self._record_block(tournament_id, games, lease)
+        except StoreError as exc:
+            if isinstance(exc.__context__, IntegrityError):
+                raise StoreError(
+                    f"tournament {tournament_id}: a game of this block was stored meanwhile by "
+                    f"another writer (only a tournament's runner may write its games): {exc}"
+                ) from None
+            raise
+
+    def _record_block(
+        self, tournament_id: int, games: Sequence[GameEntry], lease: str | None
+    ) -> None:
         with self._session() as session:
+            if lease is not None:
+                runners.hold(session, tournament_id, lease)
             self._tournament(session, tournament_id)
             keys = [key for key, _, _, _ in games]
             seen: set[str] = set()

@@ -1,4 +1,5 @@
-"""The store: schema, start and resume, atomic and idempotent blocks, round trips, URLs.
+"""The store: schema, start and resume, atomic and idempotent blocks, round trips, URLs, the
+runner's lease, and processes doing these at the same moment.
 
 Every store test runs on SQLite in a temporary directory and, when a PostgreSQL server can be
 started here (``initdb``/``pg_ctl``) and the ``psycopg`` driver is importable, on a throwaway
@@ -14,7 +15,9 @@ import os
 import shutil
 import socket
 import subprocess
+import sys
 import tempfile
+import time
 from collections.abc import Iterator
 from itertools import count
 from pathlib import Path
@@ -23,9 +26,13 @@ from typing import Any
 import pytest
 from sqlalchemy import create_engine, inspect, text
 
+from arena.errors import ArenaError
+from arena.lease import RunnerLease, lease_seconds
 from arena.records import GameRecord
 from arena.referee import InProcessHandle, Referee
 from bots.uniform import UniformBot
+from leaderboard.models import Base
+from leaderboard.runners import LeaseLostError, TournamentBusyError
 from leaderboard.store import EntrantInfo, Store, StoreError, resolve_url
 
 ENTRANTS = [
@@ -164,7 +171,7 @@ def test_start_and_resume_give_the_same_tournament(store: Store) -> None:
     first = start(store)
     store.set_status(first, "interrupted")
     assert start(store) == first
-    assert store.status(first) == "running"
+    assert store.status(first) == "interrupted"  # its runner marks it running, once it holds it
     assert start(store, name="another label") == first
     assert start(store, seed=8) != first
     assert start(store, entrants=[dataclasses.replace(ENTRANTS[0], version="0.2")]) != first
@@ -329,3 +336,179 @@ def test_bad_urls_give_one_line(bad: str, words: str) -> None:
     assert words in message
     assert "\n" not in message
     assert "secret" not in message
+
+
+# -- one runner per tournament: the lease -------------------------------------------------------
+
+
+def test_a_second_runner_is_turned_away_with_one_line(store: Store) -> None:
+    tid = start(store)
+    token = store.take_lease(tid, "pid 1 on here", 30.0)
+    held = store.runner(tid)
+    assert held is not None and held.holder == "pid 1 on here"
+    assert 29 < (held.expires - held.since).total_seconds() <= 30.5
+    with pytest.raises(TournamentBusyError) as busy:
+        store.take_lease(tid, "pid 2 on there", 30.0)
+    message = str(busy.value)
+    assert f"tournament {tid} (test) is being run by pid 1 on here since " in message
+    assert f"{held.since:%Y-%m-%d %H:%M:%S} UTC" in message
+    assert "\n" not in message
+    assert store.renew_lease(tid, token)
+    assert store.tournaments()[0].runner == store.runner(tid)
+    store.release_lease(tid, token)
+    assert store.runner(tid) is None
+    assert store.tournaments()[0].runner is None
+    again = store.take_lease(tid, "pid 2 on there", 30.0)
+    assert again != token
+    assert not store.renew_lease(tid, token)  # the old token holds nothing
+    with pytest.raises(StoreError, match="no tournament with id 99"):
+        store.take_lease(99, "pid 3", 30.0)
+
+
+def test_an_expired_lease_is_taken_over_and_its_runner_writes_nothing(store: Store) -> None:
+    tid = start(store)
+    old = store.take_lease(tid, "pid 1 on killed", 0.5)
+    store.record_block(tid, [("k1", 0, 0, play(1))], lease=old)  # the holder writes
+    time.sleep(1.0)  # its renewals stopped: the lease expires
+    assert store.runner(tid) is None
+    new = store.take_lease(tid, "pid 2 on here", 30.0)
+    assert not store.renew_lease(tid, old)
+    with pytest.raises(LeaseLostError, match="pid 2 on here runs it now") as lost:
+        store.record_block(tid, [("k2", 0, 0, play(2))], lease=old)
+    assert "\n" not in str(lost.value)
+    with pytest.raises(LeaseLostError):
+        store.set_status(tid, "finished", lease=old)
+    assert store.finished_keys(tid) == {"k1"}
+    assert store.status(tid) == "running"
+    store.release_lease(tid, old)  # a lost lease's release leaves the new holder alone
+    assert store.runner(tid) is not None
+    store.record_block(tid, [("k2", 0, 0, play(2))], lease=new)
+    store.set_status(tid, "finished", lease=new)
+    assert store.finished_keys(tid) == {"k1", "k2"}
+
+
+def test_writes_renew_the_lease(store: Store) -> None:
+    tid = start(store)
+    token = store.take_lease(tid, "pid 1", 1.0)
+    first = store.runner(tid)
+    time.sleep(0.6)
+    store.record_block(tid, [("k1", 0, 0, play(1))], lease=token)
+    time.sleep(0.6)  # 1.2 s after the lease was taken: alive thanks to the write
+    later = store.runner(tid)
+    assert first is not None and later is not None
+    assert later.since == first.since and later.expires > first.expires
+
+
+def test_the_lease_renews_itself_while_the_runner_runs(
+    store: Store, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    tid = start(store)
+    monkeypatch.setenv("ARENA_LEASE_SECONDS", "0.6")
+    with RunnerLease.take(store, tid) as lease:
+        assert lease.seconds == 0.6
+        time.sleep(1.5)  # several lease lengths: renewed every 0.2 s by its thread
+        with pytest.raises(TournamentBusyError):
+            store.take_lease(tid, "pid 2", 30.0)
+        store.record_block(tid, [("k1", 0, 0, play(1))], lease=lease.token)
+    assert store.runner(tid) is None  # released on leaving
+    monkeypatch.setenv("ARENA_LEASE_SECONDS", "soon")
+    with pytest.raises(ArenaError, match="ARENA_LEASE_SECONDS='soon' is not a number"):
+        lease_seconds()
+
+
+# -- processes at the same moment ----------------------------------------------------------------
+
+#: What each racing process runs: ``url``, ``index`` and ``go`` (a file to wait for) are set.
+RACE_PRELUDE = """
+import json, os, sys, time
+from pathlib import Path
+url, index, go = sys.argv[1], int(sys.argv[2]), Path(sys.argv[3])
+from leaderboard.store import EntrantInfo, Store
+store = Store(url)
+store.engine
+Path(f"{go}.{index}").touch()
+while not go.exists():
+    time.sleep(0.001)
+"""
+
+
+def race(code: str, url: str, tmp_path: Path, processes: int = 6) -> list[str]:
+    """Run ``code`` in ``processes`` processes released at the same moment (each has opened
+    the database first); their standard outputs, after checking that each exited 0."""
+    go = tmp_path / "go"
+    script = RACE_PRELUDE + code
+    procs = [
+        subprocess.Popen(
+            [sys.executable, "-c", script, url, str(i), str(go)],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        for i in range(processes)
+    ]
+    deadline = time.monotonic() + 120
+    while not all(Path(f"{go}.{i}").exists() for i in range(processes)):
+        assert all(p.poll() is None for p in procs), [p.communicate() for p in procs]
+        assert time.monotonic() < deadline
+        time.sleep(0.01)
+    go.touch()
+    outputs = []
+    for proc in procs:
+        out, err = proc.communicate(timeout=120)
+        assert proc.returncode == 0, err
+        assert "Traceback" not in err, err
+        outputs.append(out.strip())
+    return outputs
+
+
+def test_schema_creation_raced_from_processes(url: str, tmp_path: Path) -> None:
+    race("store.create_schema()", url, tmp_path)
+    store = Store(url)
+    names = set(inspect(store.engine).get_table_names())
+    assert {"tournaments", "entrants", "decks", "games", "runners", "deck_secrets"} <= names
+    store.close()
+
+
+def test_the_same_tournament_started_at_once_is_one_tournament(
+    store: Store, tmp_path: Path
+) -> None:
+    code = f"""
+entrants = [EntrantInfo(*e) for e in {[dataclasses.astuple(e) for e in ENTRANTS]!r}]
+print(store.start_tournament("test", {CONFIG!r}, 7, "classic", 2, entrants, {DECKS!r}))
+"""
+    ids = race(code, store.url, tmp_path)
+    assert len(set(ids)) == 1
+    assert [t.id for t in store.tournaments()] == [int(ids[0])]
+
+
+def test_of_runners_taking_the_lease_at_once_one_gets_it(store: Store, tmp_path: Path) -> None:
+    tid = start(store)
+    code = f"""
+from leaderboard.runners import TournamentBusyError
+try:
+    store.take_lease({tid}, f"pid {{os.getpid()}} racer {{index}}", 30.0)
+    print("took it")
+except TournamentBusyError as exc:
+    print(exc)
+"""
+    outputs = race(code, store.url, tmp_path)
+    assert outputs.count("took it") == 1
+    winner = store.runner(tid)
+    assert winner is not None
+    for out in outputs:
+        assert out == "took it" or f"is being run by {winner.holder} since" in out
+
+
+def test_a_database_of_the_previous_version_gets_the_runners_table(url: str) -> None:
+    old = Store(url)
+    tables = [t for name, t in Base.metadata.tables.items() if name != "runners"]
+    Base.metadata.create_all(old.engine, tables=tables)
+    tid = start(old)
+    old.close()
+    store = Store(url)
+    store.create_schema()
+    assert "runners" in inspect(store.engine).get_table_names()
+    token = store.take_lease(tid, "pid 1", 30.0)
+    store.record_block(tid, [("k1", 0, 0, play(1))], lease=token)
+    assert store.finished_keys(tid) == {"k1"}
+    store.close()
