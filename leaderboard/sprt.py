@@ -75,6 +75,7 @@ IntArray = NDArray[np.int64]
 
 # The variance of one game's score when games are fair coin flips: the floor's reference.
 _COIN_VARIANCE = 0.25
+# At most this many Newton (or bisection) steps per maximisation; 20 or so are the rule.
 _NEWTON_STEPS = 100
 
 
@@ -86,7 +87,7 @@ class OutcomeCounts:
     """How many independent units ended in each outcome, outcomes ordered by A's score.
 
     A unit of ``GAMES_PER_UNIT`` games scores ``k / (cells - 1)`` per game in cell ``k``: the
-    outcome values are evenly spaced from 0 to 1 (``VALUES``). The subclasses fix the unit.
+    outcome values (:meth:`values`) are evenly spaced from 0 to 1. The subclasses fix the unit.
     """
 
     counts: tuple[int, ...]
