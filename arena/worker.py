@@ -119,9 +119,11 @@ class BlockPlayer:
         the least recently used others while the worker holds more than ``max_hosts`` hosts or
         its hosts use more than ``host_memory_mb`` together."""
         handles = []
+        added = False
         for name in seats:
             handle = self._hosts.pop(name, None)
             if handle is None:
+                added = True
                 plugin = self.setup.entrants.get(name)
                 if plugin is None:
                     raise KeyError(f"entrant {name!r} is not in this tournament")
@@ -130,6 +132,8 @@ class BlockPlayer:
                 )
             self._hosts[name] = handle
             handles.append(handle)
+        if not added:  # the pool only grows when a host is added: nothing to measure
+            return handles
         budget = self.setup.host_memory_mb << 20
         used = {name: h.memory_bytes() or 0 for name, h in self._hosts.items()}
         for name in list(self._hosts):
