@@ -19,7 +19,7 @@ import itertools
 import os
 import signal
 import time
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
@@ -273,14 +273,7 @@ class BotGroup:
 
     def close(self) -> None:
         """Kill every process left in the group and remove it."""
-        for _ in range(50):
-            left = self.pids()
-            if not left:
-                break
-            for pid in left:
-                with contextlib.suppress(ProcessLookupError, PermissionError):
-                    os.kill(pid, signal.SIGKILL)
-            time.sleep(0.01)
+        _kill_until_empty(self.pids)
         for fd, _ in getattr(self, "_events", {}).values():
             with contextlib.suppress(OSError):
                 os.close(fd)
@@ -336,16 +329,24 @@ def sweep(pids: Iterable[int] | None = None) -> int:
 
 
 def _empty_and_remove(group: Path) -> None:
-    for _ in range(50):
+    def members() -> list[int]:
         try:
-            left = [int(x) for x in (group / "cgroup.procs").read_text().split()]
+            return [int(x) for x in (group / "cgroup.procs").read_text().split()]
         except OSError:
-            return
+            return []
+
+    _kill_until_empty(members)
+    with contextlib.suppress(OSError):
+        group.rmdir()
+
+
+def _kill_until_empty(members: Callable[[], list[int]]) -> None:
+    """Kill the processes ``members()`` lists until it lists none (half a second at most)."""
+    for _ in range(50):
+        left = members()
         if not left:
-            break
+            return
         for pid in left:
             with contextlib.suppress(ProcessLookupError, PermissionError):
                 os.kill(pid, signal.SIGKILL)
         time.sleep(0.01)
-    with contextlib.suppress(OSError):
-        group.rmdir()
