@@ -702,9 +702,10 @@ def decks_show(spec: str, variant: str, as_json: bool) -> None:
     click.echo(f"set aside: {aside}")
 
 
+from arena.cli_match import COMMANDS as MATCH_COMMANDS  # noqa: E402 - they use the options above
 from arena.cli_tournament import COMMANDS  # noqa: E402 - the commands use the options above
 
-for _command in COMMANDS:
+for _command in (*COMMANDS, *MATCH_COMMANDS):
     cli.add_command(_command)
 
 

@@ -284,7 +284,8 @@ class Progress(Protocol):
 @dataclass
 class RunSummary:
     """How a run went: the tournament, games scheduled, stored before, played and skipped now,
-    blocks played again (see :mod:`arena.disqualification`), and whether it was interrupted."""
+    blocks played again (see :mod:`arena.disqualification`), whether it was interrupted, and
+    whether its ``stop`` hook ended it early (see :func:`run_tournament`)."""
 
     tournament_id: int
     total: int
@@ -296,6 +297,7 @@ class RunSummary:
     seconds: float = 0.0
     interrupted: bool = False
     left: int = 0
+    stopped: bool = False
 
     @property
     def complete(self) -> bool:
@@ -340,11 +342,16 @@ def run_tournament(
     progress: Progress | None = None,
     tournament_id: int | None = None,
     block_size: int | None = None,
+    stop: Callable[[Sequence[GameEntry]], bool] | None = None,
 ) -> RunSummary:
     """Play what is missing of ``plan`` on the executor ``executor()`` makes (only when there
     is something to play) and store it block by block. Ctrl-C stops the run: what was stored
     stays, the tournament is marked ``interrupted``, and the summary says so. ``block_size``
-    fixes the number of games per block (default: blocks of about :data:`BLOCK_SECONDS`)."""
+    fixes the number of games per block (default: blocks of about :data:`BLOCK_SECONDS`).
+
+    ``stop`` is called with the entries of every block once they are stored; when it returns
+    true the run ends there (blocks in play are dropped), ``stopped`` and ``finished``: how a
+    match ends when its sequential test has decided."""
     tid = tournament_id if tournament_id is not None else start(plan, store)
     ledger = DisqualificationLedger(plan.schedule, plan.spec.max_faults)
     stored = {s.key: s.record for s in store.stored_games(tid)}
@@ -393,20 +400,22 @@ def run_tournament(
                     # the latest block only: the first ones include starting the bots' hosts
                     per_game = result.seconds / len(result.outcomes)
                     size = max(1, min(MAX_BLOCK, round(BLOCK_SECONDS / max(per_game, 1e-6))))
-            done += _settle(store, tid, ledger, blocks, held, replays, summary)
+            done += _settle(store, tid, ledger, blocks, held, replays, summary, stop)
             if progress is not None:
                 progress.update(done, summary.total, summary.faults)
+            if summary.stopped:
+                break
     except KeyboardInterrupt:
         summary.interrupted = True
     finally:
         if pool is not None:
-            if summary.interrupted or pool.busy:
+            if summary.interrupted or summary.stopped or pool.busy:
                 pool.terminate()
             else:
                 pool.close()
         summary.seconds = time.monotonic() - begun
         summary.left = summary.total - done
-        status = "finished" if summary.complete else "interrupted"
+        status = "finished" if summary.complete or summary.stopped else "interrupted"
         store.set_status(tid, status)
     return summary
 
@@ -419,9 +428,10 @@ def _settle(
     held: dict[int, BlockResult],
     replays: deque[int],
     summary: RunSummary,
+    stop: Callable[[Sequence[GameEntry]], bool] | None = None,
 ) -> int:
     """Store (or send back, see :mod:`arena.disqualification`) every finished block that can
-    be; returns how many games were resolved."""
+    be, until ``stop`` says so; returns how many games were resolved."""
     resolved = 0
     changed = True
     while changed:
@@ -454,4 +464,7 @@ def _settle(
             resolved += len(games)
             del blocks[number]
             changed = True
+            if stop is not None and stop(entries):
+                summary.stopped = True
+                return resolved
     return resolved

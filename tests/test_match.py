@@ -1,0 +1,233 @@
+"""``arena match`` end to end: real bot hosts in worker processes, stored in real databases.
+
+A clearly stronger bot is accepted as stronger (H1) long before the match's bound; two bots
+that play alike are accepted as equal (H0); a fixed match plays whole pairs; a match
+interrupted by Ctrl-C and run again gives the verdict of the uninterrupted match and plays only
+what was missing; bad input is one line and exit 2.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import sqlite3
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+from click.testing import CliRunner, Result
+from stored_records import stored
+
+from arena.cli import cli
+from leaderboard.sprt import Sprt, count_game_pairs, pair_count_path
+from leaderboard.store import Store
+
+COMMAND = [sys.executable, "-c", "from arena.cli import main; main()"]
+COMMON = ["--sandbox", "none", "--workers", "2", "--quiet"]
+#: Two bots that play alike: both play the first legal action, so each pair is split one-one.
+ALIKE = ["honest", "sleeper[seconds=0.002]"]
+KEYS = {"result", "games", "pairs", "llr", "llr_lo", "llr_hi", "elo", "elo_lo", "elo_hi", "los"}
+
+
+def arena(*args: str) -> Result:
+    return CliRunner().invoke(cli, list(args))
+
+
+def json_of(result: Result) -> dict[str, Any]:
+    assert result.exit_code == 0, result.output
+    out: dict[str, Any] = json.loads(result.stdout)
+    return out
+
+
+def pairs_of(store: Store, tid: int, a: str) -> list[tuple[float, float]]:
+    """A's scores on each deck stored in both seatings, in deck order."""
+    by_deck: dict[int, dict[int, float]] = {}
+    for game in store.stored_games(tid):
+        assert game.deck is not None
+        by_deck.setdefault(game.deck, {})[game.rotation] = game.record.score(
+            game.record.seats.index(a)
+        )
+    out = []
+    for deck in range(len(by_deck)):
+        if len(by_deck.get(deck, {})) < 2:
+            break
+        out.append((by_deck[deck][0], by_deck[deck][1]))
+    return out
+
+
+def test_a_stronger_bot_is_accepted_as_stronger_well_before_the_bound(tmp_path: Path) -> None:
+    db = f"sqlite:///{tmp_path}/m.db"
+    args = ["match", "greedy", "random", "--sprt", "0,40", "--max-games", "1000"]
+    out = json_of(arena(*args, "--decks", "random:500:1", *COMMON, "--db", db, "--json"))
+    assert out["result"] == "H1"
+    assert out["games"] == 2 * out["pairs"] < 400
+    assert out["llr"] >= out["llr_hi"] == pytest.approx(2.944, abs=1e-3)
+    assert out["llr_lo"] == pytest.approx(-2.944, abs=1e-3)
+    assert 0 < out["elo_lo"] < out["elo"] < out["elo_hi"] and out["los"] > 0.99
+    assert out["settings"]["sprt"] == [0.0, 40.0] and out["settings"]["max_games"] == 1000
+    assert out.keys() >= KEYS
+    # the verdict is the test's on the stored pairs, stopped at its first crossing
+    store = Store(db)
+    pairs = pairs_of(store, out["tournament"], "greedy")
+    totals = [a + b for a, b in pairs]
+    assert Sprt(0, 40, max_pairs=500).first_stop(pair_count_path(totals)) == ("H1", out["pairs"])
+    assert count_game_pairs(pairs[: out["pairs"]]).counts == tuple(out["counts"])
+    assert store.status(out["tournament"]) == "finished"
+    # a text verdict, and the same command again plays nothing more
+    kept = len(store.stored_games(out["tournament"]))
+    again = arena(*args, "--decks", "random:500:1", *COMMON, "--db", db)
+    assert again.exit_code == 0, again.output
+    assert again.stdout.startswith(f"match {out['tournament']}: H1 accepted: greedy - random")
+    assert "workers" not in again.stderr
+    assert len(store.stored_games(out["tournament"])) == kept
+
+
+def test_bots_that_play_alike_are_accepted_as_equal(faulty_bots: Path, tmp_path: Path) -> None:
+    db = f"sqlite:///{tmp_path}/m.db"
+    args = ["match", *ALIKE, "--sprt", "0,40", "--decks", "random:200:2", *COMMON]
+    out = json_of(arena(*args, "--db", db, "--json"))
+    assert out["result"] == "H0"
+    assert out["counts"] == [0, 0, out["pairs"], 0, 0]  # every pair split one-one
+    assert out["elo"] == pytest.approx(0.0) and out["llr"] <= out["llr_lo"]
+    assert 10 < out["pairs"] < 100
+
+
+def test_a_fixed_match_plays_whole_pairs_without_a_test(tmp_path: Path) -> None:
+    db = f"sqlite:///{tmp_path}/m.db"
+    args = ["match", "random", "uniform", "--games", "21", "--decks", "random:40:3", *COMMON]
+    out = json_of(arena(*args, "--db", db, "--json"))
+    assert (out["games"], out["pairs"]) == (22, 11)
+    assert out["result"] is None and out["llr"] is None and out["llr_lo"] is None
+    assert out["elo_lo"] < out["elo"] < out["elo_hi"]
+    store = Store(db)
+    pairs = pairs_of(store, out["tournament"], "random")
+    assert count_game_pairs(pairs[:11]).counts == tuple(out["counts"])
+    assert store.status(out["tournament"]) == "finished"
+
+
+# --- interrupted for real -------------------------------------------------------------------
+
+SLOW = ["match", "honest", "sleeper[seconds=0.01]", "--sprt", "0,40", "--decks", "random:200:5"]
+SLOW += [*COMMON, "--json"]
+
+
+def count_games(path: Path) -> int:
+    if not path.exists():
+        return 0
+    try:
+        with sqlite3.connect(f"file:{path}?mode=ro", uri=True, timeout=5) as db:
+            return int(db.execute("select count(*) from games").fetchone()[0])
+    except sqlite3.OperationalError:  # the tables are not there yet
+        return 0
+
+
+def run_command(db: Path, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [*COMMAND, *SLOW, "--db", f"sqlite:///{db}"],
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=db.parent,
+        timeout=300,
+    )
+
+
+def test_an_interrupted_match_resumes_to_the_same_verdict(
+    faulty_site: Path, tmp_path: Path
+) -> None:
+    env = {**os.environ, "PYTHONPATH": str(faulty_site)}
+    whole = tmp_path / "whole.db"
+    done = run_command(whole, env)
+    assert done.returncode == 0, done.stderr
+    verdict = json.loads(done.stdout)
+    assert verdict["result"] == "H0" and verdict["pairs"] > 10
+
+    parts = tmp_path / "parts.db"
+    proc = subprocess.Popen(
+        [*COMMAND, *SLOW, "--db", f"sqlite:///{parts}"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=env,
+        cwd=tmp_path,
+    )
+    deadline = time.monotonic() + 120
+    while count_games(parts) < 4:
+        assert proc.poll() is None, proc.communicate()
+        assert time.monotonic() < deadline, "no games stored in two minutes"
+        time.sleep(0.02)
+    proc.send_signal(signal.SIGINT)
+    _, err = proc.communicate(timeout=60)
+    assert proc.returncode == 130, err
+    assert "interrupted" in err and "--resume 1" in err
+    store = Store(f"sqlite:///{parts}")
+    before = {g.key: g.id for g in store.stored_games(1)}
+    assert 4 <= len(before) < 2 * verdict["pairs"]
+    assert store.status(1) == "interrupted"
+
+    resumed = run_command(parts, env)
+    assert resumed.returncode == 0, resumed.stderr
+    again = json.loads(resumed.stdout)
+    assert again == verdict
+    after = {g.key: g.id for g in store.stored_games(1)}
+    assert {k: after[k] for k in before} == before  # what was stored stays; nothing twice
+    whole_records = stored(Store(f"sqlite:///{whole}"), 1)
+    for key, record in stored(store, 1).items():
+        assert record == whole_records.get(key, record)
+    assert store.status(1) == "finished"
+    # --resume ID says the same
+    by_id_args = ["match", "--resume", "1", "--sprt", "0,40", "--json", "--sandbox", "none"]
+    by_id = subprocess.run(
+        [*COMMAND, *by_id_args, "--db", f"sqlite:///{parts}"],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=300,
+    )
+    assert by_id.returncode == 0, by_id.stderr
+    assert json.loads(by_id.stdout) == verdict
+
+
+# --- bad input ------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("args", "says"),
+    [
+        (["greedy", "greedy"], "cannot play a match against itself"),
+        (["greedy", "nosuchbot"], "unknown bot 'nosuchbot'"),
+        (["greedy"], "a match needs two bots"),
+        (["greedy", "random", "--sprt", "40,0"], "ELO0 must be below ELO1"),
+        (["greedy", "random", "--sprt", "10,10"], "ELO0 must be below ELO1"),
+        (["greedy", "random", "--sprt", "x"], "expected ELO0,ELO1"),
+        (["greedy", "random", "--sprt", "0,inf"], "must be finite"),
+        (["greedy", "random", "--sprt", "0,40", "--alpha", "0.5"], "--alpha must be between"),
+        (["greedy", "random", "--sprt", "0,40", "--beta", "0"], "--beta must be between"),
+        (["greedy", "random", "--sprt", "0,40", "--games", "10"], "cannot go with --sprt"),
+        (["greedy", "random", "--max-games", "10"], "needs --sprt"),
+        (["greedy", "random", "--decks", "nosuch:3"], "deck"),
+        (["--resume", "7"], "no tournament with id 7"),
+        (["--resume", "1", "greedy", "random"], "give none"),
+    ],
+)
+def test_bad_input_is_one_line(args: list[str], says: str, tmp_path: Path) -> None:
+    result = arena("match", *args, "--sandbox", "none", "--db", f"sqlite:///{tmp_path}/m.db")
+    assert result.exit_code == 2, result.output
+    (line,) = result.stderr.strip().splitlines()
+    assert line.startswith("arena: error: ") and says in line, line
+
+
+def test_a_tournament_of_three_is_not_a_match(tmp_path: Path) -> None:
+    db = f"sqlite:///{tmp_path}/t.db"
+    made = arena(
+        "tournament", "--bots", "random,uniform,greedy", "--decks", "random:1:1", *COMMON,
+        "--db", db,
+    )  # fmt: skip
+    assert made.exit_code == 0, made.output
+    result = arena("match", "--resume", "1", "--sandbox", "none", "--db", db)
+    assert result.exit_code == 2
+    assert result.stderr.strip() == "arena: error: tournament 1 is not a match of two bots"
