@@ -11,7 +11,6 @@ from __future__ import annotations
 import json
 import os
 import signal
-import sqlite3
 import subprocess
 import sys
 import time
@@ -21,6 +20,7 @@ from typing import Any
 import pytest
 from click.testing import CliRunner, Result
 from stored_records import stored
+from test_tournament import count_games
 
 from arena.cli import cli
 from leaderboard.sprt import Sprt, count_game_pairs, pair_count_path
@@ -113,16 +113,6 @@ def test_a_fixed_match_plays_whole_pairs_without_a_test(tmp_path: Path) -> None:
 
 SLOW = ["match", "honest", "sleeper[seconds=0.01]", "--sprt", "0,40", "--decks", "random:200:5"]
 SLOW += [*COMMON, "--json"]
-
-
-def count_games(path: Path) -> int:
-    if not path.exists():
-        return 0
-    try:
-        with sqlite3.connect(f"file:{path}?mode=ro", uri=True, timeout=5) as db:
-            return int(db.execute("select count(*) from games").fetchone()[0])
-    except sqlite3.OperationalError:  # the tables are not there yet
-        return 0
 
 
 def run_command(db: Path, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
@@ -224,7 +214,7 @@ def test_bad_input_is_one_line(args: list[str], says: str, tmp_path: Path) -> No
 def test_a_tournament_of_three_is_not_a_match(tmp_path: Path) -> None:
     db = f"sqlite:///{tmp_path}/t.db"
     made = arena(
-        "tournament", "--bots", "random,uniform,greedy", "--decks", "random:1:1", *COMMON,
+        "tournament", "--bots", "random,uniform,knowledge", "--decks", "random:1:1", *COMMON,
         "--db", db,
     )  # fmt: skip
     assert made.exit_code == 0, made.output
