@@ -131,12 +131,24 @@ def isolation_options(f: F) -> F:
 
 def compile_trusted(box: Any, entries: Sequence[Any], variant: str | None = None) -> None:
     """Run the trusted compile step (:mod:`arena.kernels`) for the arena's own bots among
-    ``entries``, with its progress on standard error."""
-    from arena.kernels import compile_kernels, trusted_bots
+    ``entries``, with its progress on standard error, and wait for it."""
+    report_compile_errors(start_compiling(box, entries, variant).wait())
 
-    failed = compile_kernels(
-        trusted_bots(entries, variant), box, lambda text: click.echo(f"arena: {text}", err=True)
-    )
+
+def start_compiling(box: Any, entries: Sequence[Any], variant: str | None = None) -> Any:
+    """Start the trusted compile step for the arena's own bots among ``entries`` (in that order:
+    the first to play first) in the background, with its progress on standard error; returns
+    the :class:`~arena.kernels.Compilation`."""
+    from arena.kernels import Compilation, trusted_bots
+
+    def say(text: str) -> None:
+        click.echo(f"arena: {text}", err=True)
+
+    return Compilation(trusted_bots(entries, variant), box, say)
+
+
+def report_compile_errors(failed: dict[str, str]) -> None:
+    """One warning line per bot the compile step could not compile."""
     for name, why in failed.items():
         click.echo(f"arena: warning: could not compile the kernels of {name}: {why}", err=True)
 

@@ -102,52 +102,120 @@ def _compile_one(
         active.discard(host)
 
 
+class Compilation:
+    """The trusted compile step for ``bots``, running in threads of this process (``workers``
+    at a time, in the order given: the first bots to play first) while the caller goes on;
+    :meth:`wait` waits for it, :meth:`terminate` stops it (Ctrl-C). ``errors`` holds the bots
+    that failed, with why (they compile in their own hosts, slowly, or fault there)."""
+
+    def __init__(
+        self,
+        bots: Sequence[TrustedBot],
+        sandbox: Sandbox,
+        progress: Callable[[str], None] | None = None,
+        workers: int = 2,
+    ) -> None:
+        self.todo = [b for b in dict((b.name, b) for b in bots).values() if not is_compiled(b.name)]
+        self.errors: dict[str, str] = {}
+        self._sandbox = sandbox
+        self._progress = progress
+        self._begun = time.monotonic()
+        self._lock = threading.Lock()
+        self._pending = list(self.todo)
+        self._active: set[Any] = set()  # the hosts compiling now
+        self._threads = [
+            threading.Thread(target=self._work, daemon=True)
+            for _ in range(min(max(1, workers), len(self.todo)))
+        ]
+        for thread in self._threads:
+            thread.start()
+
+    def _work(self) -> None:
+        while True:
+            with self._lock:
+                if not self._pending:
+                    return
+                bot = self._pending.pop(0)
+                if self._progress:
+                    self._progress(
+                        f"compiling kernels: {bot.name} ({len(self.todo) - len(self._pending)} "
+                        f"of {len(self.todo)}, {time.monotonic() - self._begun:.0f} s so far)"
+                    )
+            _failed_path(bot.name).unlink(missing_ok=True)
+            _compile_one(bot, self._sandbox, self.errors, self._active)
+            if bot.name in self.errors:
+                _mark_failed(bot.name)
+
+    @property
+    def names(self) -> tuple[str, ...]:
+        """The bots this step compiles (those not compiled before it started)."""
+        return tuple(b.name for b in self.todo)
+
+    def wait(self) -> dict[str, str]:
+        """Wait until every bot is compiled (or failed); returns :attr:`errors`. Ctrl-C while
+        waiting stops the step (nothing goes on compiling behind the user's back)."""
+        try:
+            for thread in self._threads:
+                thread.join()
+        except KeyboardInterrupt:
+            self.terminate()
+            raise
+        if self._progress and self.todo:
+            seconds = time.monotonic() - self._begun
+            self._progress(f"compiled the kernels of {len(self.todo)} bot(s) in {seconds:.0f} s")
+        return self.errors
+
+    def terminate(self) -> None:
+        """Stop compiling now: no new bot starts, the hosts compiling are killed."""
+        with self._lock:
+            self._pending.clear()
+        for host in list(self._active):
+            host.terminate()
+
+
 def compile_kernels(
     bots: Sequence[TrustedBot],
     sandbox: Sandbox,
     progress: Callable[[str], None] | None = None,
     workers: int = 2,
 ) -> dict[str, str]:
-    """Compile the kernels of ``bots`` not compiled yet (``workers`` at a time), saying which
-    and how far on ``progress``; returns the bots that failed, with why (they will compile in
-    their own hosts, slowly, or fault there)."""
-    todo = [b for b in dict((b.name, b) for b in bots).values() if not is_compiled(b.name)]
-    errors: dict[str, str] = {}
-    if not todo:
-        return errors
-    begun = time.monotonic()
-    lock = threading.Lock()
-    pending = list(todo)
-    active: set[Any] = set()  # the hosts compiling now
+    """Compile the kernels of ``bots`` not compiled yet and wait (see :class:`Compilation`);
+    returns the bots that failed, with why."""
+    return Compilation(bots, sandbox, progress, workers).wait()
 
-    def work() -> None:
-        while True:
-            with lock:
-                if not pending:
-                    return
-                bot = pending.pop(0)
-                if progress:
-                    progress(
-                        f"compiling kernels: {bot.name} ({len(todo) - len(pending)} of "
-                        f"{len(todo)}, {time.monotonic() - begun:.0f} s so far)"
-                    )
-            _compile_one(bot, sandbox, errors, active)
 
-    threads = [threading.Thread(target=work, daemon=True) for _ in range(max(1, workers))]
-    for thread in threads:
-        thread.start()
-    try:
-        for thread in threads:
-            thread.join()
-    except KeyboardInterrupt:  # Ctrl-C: nothing may go on compiling behind the user's back
-        with lock:
-            pending.clear()
-        for host in list(active):
-            host.terminate()
-        raise
-    if progress:
-        progress(f"compiled the kernels of {len(todo)} bot(s) in {time.monotonic() - begun:.0f} s")
-    return errors
+def _failed_path(name: str) -> Path:
+    return cache_dir() / "numba" / "compiled" / f"{name}.failed"
+
+
+def _mark_failed(name: str) -> None:
+    path = _failed_path(name)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(stamp(name))
+
+
+def wait_compiled(name: str, timeout: float = COMPILE_TIME) -> bool:
+    """Wait until the trusted step has compiled bot ``name``'s kernels (or failed to, or
+    ``timeout`` passed): a worker calls this before starting the host of one of the arena's
+    own policy bots, so that the host loads its kernels instead of compiling them privately
+    while the step is still running. Returns whether they are compiled; at once for bots
+    without kernels."""
+    from bots.policy import POLICIES
+
+    if name not in POLICIES:
+        return True
+    deadline = time.monotonic() + timeout
+    current = stamp(name)
+    while time.monotonic() < deadline:
+        if is_compiled(name):
+            return True
+        try:
+            if _failed_path(name).read_text() == current:
+                return False
+        except OSError:
+            pass
+        time.sleep(0.2)
+    return False
 
 
 def trusted_bots(entries: Iterable[BotEntry], variant: str | None = None) -> list[TrustedBot]:

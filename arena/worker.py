@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 
 from arena.errors import BotDisqualifiedError
 from arena.hosted import MEMORY_MB, HostHandle
+from arena.kernels import wait_compiled
 from arena.records import Fault, GameRecord
 from arena.referee import INTERNAL, Referee, unexpected_error
 from arena.sandbox import Sandbox, choose_sandbox
@@ -65,6 +66,9 @@ class WorkerSetup:
     memory_mb: int = MEMORY_MB
     max_hosts: int = MAX_HOSTS
     host_memory_mb: int = field(default_factory=default_host_memory_mb)
+    #: The arena's own bots whose kernels the trusted compile step is still compiling while the
+    #: tournament starts: a worker waits for a bot's kernels before starting its host.
+    await_kernels: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -127,6 +131,9 @@ class BlockPlayer:
                 plugin = self.setup.entrants.get(name)
                 if plugin is None:
                     raise KeyError(f"entrant {name!r} is not in this tournament")
+                bot = name.partition("[")[0]
+                if bot in self.setup.await_kernels:
+                    wait_compiled(bot)
                 handle = HostHandle(
                     name, plugin, sandbox=self.sandbox, memory_mb=self.setup.memory_mb
                 )
