@@ -7,6 +7,7 @@ import json
 import sys
 import textwrap
 from collections.abc import Callable
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -15,11 +16,12 @@ import click
 from arena.cli import (
     F,
     _sandbox,
-    compile_trusted,
     isolation_options,
     json_option,
     move_time_option,
+    report_compile_errors,
     seed_option,
+    start_compiling,
     variant_option,
 )
 from arena.errors import ArenaError
@@ -153,12 +155,28 @@ def _given(ctx: click.Context, name: str) -> bool:
 )
 @click.option("--name", default=None, help="A name for a new tournament.")
 @click.option(
+    "--gauntlet",
+    metavar="BOT",
+    default=None,
+    help="A new tournament that plays BOT against every other entrant and no other pair "
+    "(a new version against the field): only the tables that seat BOT. BOT joins the "
+    "--bots entrants (default: every installed bot).",
+)
+@click.option(
     "--resume",
     "resume_id",
     type=int,
     default=None,
     metavar="ID",
     help="Finish stored tournament ID (with its own settings).",
+)
+@click.option(
+    "--add",
+    "add_lists",
+    multiple=True,
+    metavar="LIST",
+    help="With --resume ID: add these entrants (comma-separated, as --bots) to the stored "
+    "tournament and play only their games, on its decks with its settings.",
 )
 @anchor_option
 @db_option
@@ -181,7 +199,9 @@ def tournament(
     executor: str,
     ray_address: str | None,
     name: str | None,
+    gauntlet: str | None,
     resume_id: int | None,
+    add_lists: tuple[str, ...],
     anchor: str | None,
     db_url: str | None,
     quiet: bool,
@@ -192,16 +212,18 @@ def tournament(
     Every pair of entrants (or every table of --players) plays every deck in every seat
     rotation. Finished games are stored block by block: run the same command again (or use
     --resume ID) after an interruption and only the missing games are played. Ctrl-C stops
-    cleanly.
+    cleanly. --resume ID --add BOT adds an entrant and plays only its games; --gauntlet BOT
+    plays one entrant against the field. One runner plays a tournament at a time.
     """
     from arena.botspec import split_specs
     from arena.catalog import load_catalog
-    from arena.pool import LocalPool, default_workers
+    from arena.lease import RunnerLease
     from arena.progress import ProgressLine
     from arena.tournament import (
         DEFAULT_MAX_FAULTS,
-        Executor,
         TournamentSpec,
+        add_entrants,
+        hold,
         plan_resume,
         plan_tournament,
         run_tournament,
@@ -217,7 +239,6 @@ def tournament(
         require_ray()
     elif ray_address is not None:
         raise click.UsageError("--ray-address needs --executor ray")
-    store = Store(db_url)
     if resume_id is not None:
         own = {
             "deck_spec": "--decks",
@@ -229,6 +250,7 @@ def tournament(
             "move_time": "--move-time",
             "max_faults": "--max-faults",
             "name": "--name",
+            "gauntlet": "--gauntlet",
         }
         clash = [flag for param, flag in own.items() if _given(ctx, param)]
         if clash:
@@ -236,75 +258,77 @@ def tournament(
                 f"--resume ID plays a stored tournament with its own settings; {clash[0]} "
                 "cannot be given with it"
             )
-    hide = _hidden_paths(store.url, None if resume_id else deck_spec)
-    box = _sandbox(sandbox, memory_mb, hide)
-    catalog = load_catalog(box)
-    if resume_id is not None:
-        plan = plan_resume(store, resume_id, catalog)
-    else:
-        bots = tuple(spec for text in bot_lists for spec in split_specs(text))
-        limit = DEFAULT_MAX_FAULTS if max_faults is None else (max_faults or None)
-        spec = TournamentSpec(
-            decks=deck_spec,
-            bots=bots,
-            variant=variant,
-            players=players,
-            seed=seed,
-            repeat=repeat,
-            move_time=move_time,
-            max_faults=limit,
-            name=name,
-        )
-        plan = plan_tournament(spec, catalog, store)
-    for bot, reason in plan.left_out:
-        click.echo(f"arena: note: {bot} left out: {reason}", err=True)
-    for entrant in plan.entrants:
-        box.check(entrant.name, entrant.distribution)
-    entries = [catalog.bots[e.bot] for e in plan.entrants if e.bot in catalog.bots]
-    compile_trusted(box, entries, plan.spec.variant)
-    tid = start(plan, store)
-    if resume_id is not None and tid != resume_id:  # pragma: no cover - fingerprint mismatch
-        raise ArenaError(f"tournament {resume_id} could not be resumed (stored as {tid})")
-    store.record_sandbox(tid, box.enforcement())
-    setup = worker_setup(plan, box, memory_mb)
-    factory: Callable[[], Executor]
-    if executor == "ray":
-        from arena.ray_executor import RayExecutor, plan_versions
-
-        versions = plan_versions(plan)
-        where = f"Ray at {ray_address}" if ray_address else "a local Ray instance"
-        if workers:
-            where += f", {workers} actors"
-
-        def factory() -> Executor:
-            return RayExecutor(
-                setup, ray_address, workers, sandbox_mode=sandbox, hide=hide, versions=versions
+    elif add_lists:
+        raise click.UsageError("--add needs --resume ID, the tournament to add the bots to")
+    adding = tuple(spec for text in add_lists for spec in split_specs(text))
+    if add_lists and not adding:
+        raise click.UsageError("--add needs at least one bot")
+    store = Store(db_url)
+    lease = None
+    if resume_id is not None:  # a runner already on it turns this one away before any work
+        store.create_schema()
+        lease = RunnerLease.take(store, resume_id)
+    try:
+        hide = _hidden_paths(store.url, None if resume_id else deck_spec)
+        box = _sandbox(sandbox, memory_mb, hide)
+        catalog = load_catalog(box)
+        if resume_id is not None and adding:
+            plan = add_entrants(store, resume_id, adding, catalog)
+        elif resume_id is not None:
+            plan = plan_resume(store, resume_id, catalog)
+        else:
+            bots = tuple(spec for text in bot_lists for spec in split_specs(text))
+            limit = DEFAULT_MAX_FAULTS if max_faults is None else (max_faults or None)
+            spec = TournamentSpec(
+                decks=deck_spec,
+                bots=bots,
+                variant=variant,
+                players=players,
+                seed=seed,
+                repeat=repeat,
+                move_time=move_time,
+                max_faults=limit,
+                name=name,
+                gauntlet=gauntlet,
             )
-
-    else:
-        count = workers or default_workers()
-        where = f"{count} workers"
-
-        def factory() -> Executor:
-            return LocalPool(setup, count)
-
-    entrants = ", ".join(e.name for e in plan.entrants)
-    click.echo(
-        f"tournament {tid} ({plan.name}): {len(plan.entrants)} bots ({entrants}), "
-        f"{len(plan.decks)} {'public' if plan.public_decks else 'secret'} decks, "
-        f"{len(plan.schedule)} games, {where}",
-        err=True,
-    )
-    progress = None if quiet else ProgressLine()
-    summary = run_tournament(plan, store, factory, progress, tournament_id=tid)
+            plan = plan_tournament(spec, catalog, store)
+        for bot, reason in plan.left_out:
+            click.echo(f"arena: note: {bot} left out: {reason}", err=True)
+        for entrant in plan.entrants:
+            box.check(entrant.name, entrant.distribution)
+        tid = start(plan, store)
+        lease = hold(plan, store, tid, lease)
+        # the kernels compile while the first games are played: bots in order of first play
+        first: dict[str, int] = {}
+        for game in plan.schedule:
+            for name in game.seats:
+                first.setdefault(name, game.index)
+        order = sorted(plan.entrants, key=lambda e: first.get(e.name, len(first)))
+        entries = [catalog.bots[e.bot] for e in order if e.bot in catalog.bots]
+        compiling = start_compiling(box, entries, plan.spec.variant)
+        store.record_sandbox(tid, box.enforcement())
+        setup = replace(worker_setup(plan, box, memory_mb), await_kernels=compiling.names)
+        factory, where = _executor(plan, setup, executor, ray_address, workers, sandbox, hide)
+        click.echo(f"tournament {tid} ({plan.name}): {_describe(plan)}, {where}", err=True)
+        progress = None if quiet else ProgressLine()
+        try:
+            summary = run_tournament(plan, store, factory, progress, tournament_id=tid, lease=lease)
+        finally:
+            compiling.terminate()
+        report_compile_errors(compiling.errors)
+    finally:
+        if lease is not None:
+            lease.release()
     if progress is not None:
         progress.finish()
     stored = summary.total - summary.left
     if summary.interrupted or not summary.complete:
+        how = f"arena tournament --resume {tid}"
+        if not plan.added:  # the same --add again would add the entrants twice
+            how = f"the same command again (or {how})"
         click.echo(
             f"arena: interrupted: {stored} of {summary.total} games of tournament {tid} are "
-            f"stored; run the same command again (or arena tournament --resume {tid}) to play "
-            "the rest",
+            f"stored; run {how} to play the rest",
             err=True,
         )
     else:
@@ -317,6 +341,65 @@ def tournament(
     _print_standings(store, tid, pinned, as_json, snapshot=True)
     if summary.interrupted:
         sys.exit(130)
+
+
+def _executor(
+    plan: Any,
+    setup: Any,
+    kind: str,
+    ray_address: str | None,
+    workers: int | None,
+    sandbox: str,
+    hide: tuple[str, ...],
+) -> tuple[Callable[[], Any], str]:
+    """What makes the executor of ``plan`` (worker processes here, or Ray actors), and where
+    the start line says it plays."""
+    if kind == "ray":
+        from arena.ray_executor import RayExecutor, plan_versions
+
+        versions = plan_versions(plan)
+        where = f"Ray at {ray_address}" if ray_address else "a local Ray instance"
+        if workers:
+            where += f", {workers} actors"
+
+        def ray() -> Any:
+            return RayExecutor(
+                setup, ray_address, workers, sandbox_mode=sandbox, hide=hide, versions=versions
+            )
+
+        return ray, where
+    from arena.pool import LocalPool, default_workers
+
+    count = workers or default_workers()
+    return lambda: LocalPool(setup, count), f"{count} workers"
+
+
+def _describe(plan: Any) -> str:
+    """What the start line says of ``plan``: its entrants (a gauntlet's, those it adds), its
+    decks and games."""
+    text = f"{len(plan.entrants)} bots ({_names([e.name for e in plan.entrants])})"
+    if plan.spec.gauntlet is not None:
+        text = f"gauntlet of {plan.spec.gauntlet}, {text}"
+    if plan.added:
+        new = {e.name for e in plan.added}
+        games = sum(1 for game in plan.schedule if not new.isdisjoint(game.seats))
+        text += f", adding {_names(sorted(new))} ({games} new games)"
+    kind = "public" if plan.public_decks else "secret"
+    return f"{text}, {len(plan.decks)} {kind} decks, {len(plan.schedule)} games"
+
+
+def _names(names: list[str], width: int = 72) -> str:
+    """``names`` joined by commas, cut short at about ``width`` characters (with how many
+    more there are)."""
+    shown: list[str] = []
+    used = 0
+    for k, name in enumerate(names):
+        rest = len(names) - k
+        if shown and used + len(name) > width and rest > 1:
+            return ", ".join(shown) + f" and {rest} more"
+        shown.append(name)
+        used += len(name) + 2
+    return ", ".join(shown)
 
 
 def _standings(store: Any, tournament_id: int | None, anchor: tuple[str, float] | None) -> Any:
@@ -364,42 +447,73 @@ def _print_standings(
 @db_option
 @json_option
 def tournaments(db_url: str | None, as_json: bool) -> None:
-    """List the stored tournaments."""
+    """List the stored tournaments: id, name, status (and who runs it now), when it was
+    created, deck set, games stored of those scheduled, entrants (a gauntlet's bot, the bots
+    added since it was created). --json gives all of it, every entrant included."""
+    from arena.tournament import scheduled_games
     from leaderboard.store import Store
 
     store = Store(db_url)
     store.create_schema()
     rows = store.tournaments()
     if as_json:
-        click.echo(
-            json.dumps(
-                [
-                    {
-                        "id": t.id,
-                        "name": t.name,
-                        "status": t.status,
-                        "variant": t.variant,
-                        "players": t.players,
-                        "seed": t.seed,
-                        "entrants": t.entrants,
-                        "games": t.games,
-                        "created": t.created.isoformat(),
-                        "updated": t.updated.isoformat(),
-                    }
-                    for t in rows
-                ],
-                indent=2,
-            )
-        )
+        click.echo(json.dumps([_listed(t, scheduled_games(t)) for t in rows], indent=2))
         return
     if not rows:
         click.echo("no tournaments stored")
         return
     for t in rows:
+        config = t.configuration
+        runner = t.runner
+        held = f"  run by {runner.holder} since {runner.since:%H:%M:%S} UTC" if runner else ""
         click.echo(
-            f"{t.id:4d}  {t.name}  [{t.status}]  {t.variant} {t.players}p  seed {t.seed}  "
-            f"{len(t.entrants)} bots  {t.games} games  {t.updated:%Y-%m-%d %H:%M}"
+            f"{t.id:4d}  {t.name}  [{t.status}]  created {t.created:%Y-%m-%d %H:%M} UTC{held}"
         )
+        kind = "secret" if t.secret_decks else "public"
+        click.echo(
+            f"      decks {config.get('decks', '?')} ({t.deck_count} {kind}), {t.variant}, "
+            f"{t.players} per table, seed {t.seed}; {t.games} of {scheduled_games(t)} games"
+        )
+        entrants = f"{len(t.entrants)} bots: {_names(t.entrants)}"
+        if config.get("gauntlet") is not None:
+            entrants = f"gauntlet of {config['gauntlet']}; {entrants}"
+        additions = config.get("additions") or []
+        if additions:
+            entrants += "; added: " + ", then ".join(_names(list(a), 40) for a in additions)
+        click.echo(f"      {entrants}")
+
+
+def _listed(t: Any, scheduled: int) -> dict[str, Any]:
+    """What ``arena tournaments --json`` says of stored tournament ``t``."""
+    config = t.configuration
+    runner = t.runner
+    return {
+        "id": t.id,
+        "name": t.name,
+        "status": t.status,
+        "runner": None
+        if runner is None
+        else {
+            "holder": runner.holder,
+            "since": runner.since.isoformat(),
+            "expires": runner.expires.isoformat(),
+        },
+        "created": t.created.isoformat(),
+        "updated": t.updated.isoformat(),
+        "decks": config.get("decks"),
+        "deck_count": t.deck_count,
+        "secret_decks": t.secret_decks,
+        "variant": t.variant,
+        "players": t.players,
+        "seed": t.seed,
+        "repeat": config.get("repeat", 1),
+        "entrants": t.entrants,
+        "gauntlet": config.get("gauntlet"),
+        "additions": config.get("additions") or [],
+        "games": t.games,
+        "scheduled": scheduled,
+        "arena_version": t.arena_version,
+    }
 
 
 @click.command()

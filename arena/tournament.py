@@ -9,6 +9,12 @@ and started again ends with the records of an uninterrupted run. See ``docs/tour
 
 A secret deck set (``balanced:N``, ``random:N``) is drawn from a new secret seed, or from the
 seed of the stored tournament that the same settings resume (``docs/decks.md``).
+
+A stored tournament grows with :func:`add_entrants`: its earlier games keep their places, keys
+and seeds, and the games of the new entrants come after them
+(:func:`~arena.schedule.grown_schedule`); a gauntlet (``TournamentSpec.gauntlet``) plays one
+entrant against every other and no other pair. One runner plays a tournament at a time:
+:func:`hold` takes its lease (:mod:`arena.lease`) before anything is written.
 """
 
 from __future__ import annotations
@@ -27,12 +33,14 @@ from arena.disqualification import DisqualificationLedger, Verdict
 from arena.errors import ArenaError, UnknownBotError
 from arena.game.variants import Variant
 from arena.hosted import MEMORY_MB
+from arena.lease import RunnerLease
 from arena.names import canonical
 from arena.plugins import plugin_ref
 from arena.sandbox import Sandbox
-from arena.schedule import ScheduledGame, round_robin
+from arena.schedule import ScheduledGame, grown_schedule, schedule_size
 from arena.worker import BlockResult, BlockTask, WorkerSetup, faulted
-from leaderboard.store import EntrantInfo, GameEntry, Store
+from leaderboard.runners import LeaseLostError
+from leaderboard.store import EntrantInfo, GameEntry, Store, TournamentInfo
 
 #: Faults after which an entrant is disqualified, unless the spec says otherwise.
 DEFAULT_MAX_FAULTS = 10
@@ -50,7 +58,10 @@ class TournamentError(ArenaError):
 @dataclass(frozen=True)
 class TournamentSpec:
     """What a tournament is: deck set, entrants (bot specs; empty: every bot that plays the
-    variant at this table size), variant, table size, seed, repetitions and limits."""
+    variant at this table size), variant, table size, seed, repetitions and limits; for a
+    gauntlet, the entrant every table seats (added to the entrants if they lack it); for a
+    stored tournament that grew, the groups of entrants added to it (the last entrants of
+    ``bots``, in order)."""
 
     decks: str = "fixed36"
     bots: tuple[str, ...] = ()
@@ -61,10 +72,13 @@ class TournamentSpec:
     move_time: float | None = 1.0
     max_faults: int | None = DEFAULT_MAX_FAULTS
     name: str | None = None
+    gauntlet: str | None = None
+    additions: tuple[tuple[str, ...], ...] = ()
 
     def configuration(self, entrants: Sequence[str]) -> dict[str, Any]:
-        """The stored configuration (part of the tournament's fingerprint)."""
-        return {
+        """The stored configuration: as the tournament was created, it is part of its
+        fingerprint; ``bots`` then grows with every addition, listed in ``additions``."""
+        config: dict[str, Any] = {
             "decks": self.decks,
             "bots": list(entrants),
             "players": self.players,
@@ -72,6 +86,11 @@ class TournamentSpec:
             "move_time": self.move_time,
             "max_faults": self.max_faults,
         }
+        if self.gauntlet is not None:
+            config["gauntlet"] = self.gauntlet
+        if self.additions:
+            config["additions"] = [list(group) for group in self.additions]
+        return config
 
 
 @dataclass(frozen=True)
@@ -79,7 +98,11 @@ class Plan:
     """A tournament ready to run: its spec, entrants, plugins, decks and schedule, the
     installed bots left out of a default selection (with the reason), and the secret seed the
     decks were drawn from (``None``: public decks). The secret stays in this process and the
-    database: workers get the decks, hosts only their seats' views."""
+    database: workers get the decks, hosts only their seats' views.
+
+    ``tournament_id`` is the stored tournament the plan continues (``None``: found by its
+    fingerprint, or new); ``added`` are the entrants it adds to it, not stored yet (the last
+    of ``entrants``)."""
 
     spec: TournamentSpec
     entrants: tuple[EntrantInfo, ...]
@@ -87,6 +110,8 @@ class Plan:
     schedule: tuple[ScheduledGame, ...]
     left_out: tuple[tuple[str, str], ...] = ()
     deck_secret: int | None = field(default=None, repr=False)
+    tournament_id: int | None = None
+    added: tuple[EntrantInfo, ...] = ()
 
     @property
     def public_decks(self) -> bool:
@@ -95,10 +120,12 @@ class Plan:
 
     @property
     def name(self) -> str:
-        """The tournament's name: the spec's, or one made of deck set, variant and table size."""
+        """The tournament's name: the spec's, or one made of deck set, variant and table size
+        (and the gauntlet's entrant)."""
         if self.spec.name:
             return self.spec.name
-        return f"{self.spec.decks} {self.spec.variant} {self.spec.players}p"
+        name = f"{self.spec.decks} {self.spec.variant} {self.spec.players}p"
+        return name if self.spec.gauntlet is None else f"{name}, gauntlet of {self.spec.gauntlet}"
 
     @property
     def configuration(self) -> dict[str, Any]:
@@ -129,16 +156,19 @@ def _entrant(catalog: Catalog, text: str, variant: str, players: int) -> Entrant
 
 
 def plan_tournament(spec: TournamentSpec, catalog: Catalog, store: Store | None = None) -> Plan:
-    """Resolve ``spec`` against the installed bots and deck sets. A secret deck set takes the
-    secret seed of the tournament in ``store`` that these settings resume (so running the same
-    command again after an interruption goes on with the same decks), or a new one from
-    :func:`~arena.decks.draw_secret_seed`. Raises an :class:`~arena.errors.ArenaError` (one
-    line) for an unknown bot or deck set, a bot that does not play the variant or table size,
-    or too few entrants."""
+    """Resolve ``spec`` against the installed bots and deck sets. When ``store`` holds the
+    tournament these settings created, the plan is that tournament's, with every entrant added
+    to it since (:func:`plan_resume`): running the same command again goes on with it. A
+    secret deck set takes that tournament's secret seed (the same decks as before an
+    interruption), or a new one from :func:`~arena.decks.draw_secret_seed`. Raises an
+    :class:`~arena.errors.ArenaError` (one line) for an unknown bot or deck set, a bot that
+    does not play the variant or table size, or too few entrants."""
     rules = Variant.get(spec.variant)
     rules.check_players(spec.players)
     if spec.repeat < 1:
         raise TournamentError("--repeat must be at least 1")
+    if spec.additions:
+        raise TournamentError("a new tournament has no additions (see add_entrants)")
     left_out: list[tuple[str, str]] = []
     if spec.bots:
         entrants = [_entrant(catalog, text, rules.name, spec.players) for text in spec.bots]
@@ -152,6 +182,12 @@ def plan_tournament(spec: TournamentSpec, catalog: Catalog, store: Store | None 
                 left_out.append((name, f"does not play at tables of {spec.players}"))
             else:
                 entrants.append(_entrant(catalog, name, rules.name, spec.players))
+    gauntlet = None
+    if spec.gauntlet is not None:
+        challenger = _entrant(catalog, spec.gauntlet, rules.name, spec.players)
+        gauntlet = challenger.name
+        if gauntlet not in [e.name for e in entrants]:
+            entrants.append(challenger)
     names = [e.name for e in entrants]
     twice = sorted({n for n in names if names.count(n) > 1})
     if twice:
@@ -161,18 +197,32 @@ def plan_tournament(spec: TournamentSpec, catalog: Catalog, store: Store | None 
             f"a tournament at tables of {spec.players} needs at least {spec.players} bots, "
             f"got {len(entrants)}" + (f": {', '.join(names)}" if names else "")
         )
-    spec = replace(spec, variant=rules.name)
+    spec = replace(spec, variant=rules.name, gauntlet=gauntlet)
+    if store is not None:
+        store.create_schema()
     secret = None
     if is_secret_spec(spec.decks):
         if store is not None:
-            store.create_schema()
             secret = store.find_deck_secret(
                 spec.configuration(names), spec.seed, spec.variant, spec.players, entrants
             )
         if secret is None:
             secret = draw_secret_seed()
     deck_set = load_deck_set(spec.decks, rules.name, catalog, secret)
-    return _plan(spec, entrants, deck_set.decks, tuple(left_out), secret)
+    plan = _plan(spec, entrants, deck_set.decks, tuple(left_out), secret)
+    if store is None:
+        return plan
+    found = store.find_tournament(
+        plan.configuration,
+        spec.seed,
+        spec.variant,
+        spec.players,
+        entrants,
+        None if secret is not None else plan.decks,
+    )
+    if found is None:
+        return plan
+    return replace(plan_resume(store, found, catalog), left_out=plan.left_out)
 
 
 def _plan(
@@ -181,9 +231,19 @@ def _plan(
     decks: Sequence[Sequence[int]],
     left_out: tuple[tuple[str, str], ...] = (),
     deck_secret: int | None = None,
+    tournament_id: int | None = None,
+    added: Sequence[EntrantInfo] = (),
 ) -> Plan:
-    schedule = round_robin(
-        [e.name for e in entrants], len(decks), spec.players, spec.repeat, spec.seed
+    names = [e.name for e in entrants]
+    grown = sum(len(group) for group in spec.additions)
+    stages = [names[: len(names) - grown], *spec.additions]
+    if [n for stage in stages for n in stage] != names or not stages[0]:
+        raise TournamentError(
+            f"tournament {tournament_id}: its stored additions {list(spec.additions)} do not "
+            f"end its entrants {names}"
+        )
+    schedule = grown_schedule(
+        stages, len(decks), spec.players, spec.repeat, spec.seed, spec.gauntlet
     )
     return Plan(
         spec,
@@ -192,13 +252,15 @@ def _plan(
         tuple(schedule),
         left_out,
         deck_secret,
+        tournament_id,
+        tuple(added),
     )
 
 
 def plan_resume(store: Store, tournament_id: int, catalog: Catalog) -> Plan:
-    """The plan of stored tournament ``tournament_id``, with the bots installed now; raises
-    :class:`TournamentError` if one of them is missing, now belongs to another distribution, or
-    is not the version it played with."""
+    """The plan of stored tournament ``tournament_id`` (with every entrant added to it), with
+    the bots installed now; raises :class:`TournamentError` if one of them is missing, now
+    belongs to another distribution, or is not the version it played with."""
     store.create_schema()  # a database made by an older arena may lack the secrets table
     detail = store.tournament(tournament_id)
     config = detail.configuration
@@ -243,8 +305,55 @@ def plan_resume(store: Store, tournament_id: int, catalog: Catalog) -> Plan:
         move_time=config.get("move_time"),
         max_faults=config.get("max_faults"),
         name=detail.name,
+        gauntlet=config.get("gauntlet"),
+        additions=tuple(tuple(group) for group in config.get("additions", ())),
     )
-    return _plan(resumed, entrants, detail.decks, deck_secret=store.deck_secret(tournament_id))
+    return _plan(
+        resumed,
+        entrants,
+        detail.decks,
+        deck_secret=store.deck_secret(tournament_id),
+        tournament_id=tournament_id,
+    )
+
+
+def add_entrants(store: Store, tournament_id: int, bots: Sequence[str], catalog: Catalog) -> Plan:
+    """The plan of stored tournament ``tournament_id`` grown by the entrants ``bots`` (bot
+    specs): the same decks and settings, its games as they are, and after them every game of a
+    table that seats a new entrant (only with the gauntlet's entrant, in a gauntlet). Each new
+    entrant passes the checks of a new tournament's: installed, playing the variant at this
+    table size, and not entered already. A tournament on secret decks that is finished has
+    published them, so nothing may be added to it. The additions are stored by :func:`hold`."""
+    plan = plan_resume(store, tournament_id, catalog)
+    if not bots:
+        raise TournamentError("--add needs at least one bot")
+    if plan.deck_secret is not None and store.status(tournament_id) == "finished":
+        raise TournamentError(
+            f"tournament {tournament_id} is finished and its secret decks are published: an "
+            "entrant added now could know them; start a new tournament on secret decks "
+            "instead (--gauntlet BOT plays it against the field only)"
+        )
+    added = [_entrant(catalog, text, plan.spec.variant, plan.spec.players) for text in bots]
+    entered = [e.name for e in plan.entrants]
+    new = [e.name for e in added]
+    for name in new:
+        if name in entered:
+            raise TournamentError(f"bot {name!r} is already entered in tournament {tournament_id}")
+        if new.count(name) > 1:
+            raise TournamentError(f"bot {name!r} is entered twice")
+    spec = replace(
+        plan.spec,
+        bots=(*entered, *new),
+        additions=(*plan.spec.additions, tuple(new)),
+    )
+    return _plan(
+        spec,
+        [*plan.entrants, *added],
+        plan.decks,
+        deck_secret=plan.deck_secret,
+        tournament_id=tournament_id,
+        added=added,
+    )
 
 
 # --- running -----------------------------------------------------------------------------------
@@ -321,8 +430,11 @@ def worker_setup(
 
 
 def start(plan: Plan, store: Store) -> int:
-    """Store the tournament of ``plan`` (or find it: a resume) and return its id."""
+    """Store the tournament of ``plan`` (or find it: a resume) and return its id. Nothing of
+    a stored tournament changes before its runner holds it (:func:`hold`)."""
     store.create_schema()
+    if plan.tournament_id is not None:
+        return store.tournament(plan.tournament_id).id
     return store.start_tournament(
         plan.name,
         plan.configuration,
@@ -335,6 +447,47 @@ def start(plan: Plan, store: Store) -> int:
     )
 
 
+def hold(
+    plan: Plan, store: Store, tournament_id: int, lease: RunnerLease | None = None
+) -> RunnerLease:
+    """Become the runner of stored tournament ``tournament_id``, planned as ``plan``: take its
+    lease (unless ``lease`` is it already; :class:`~leaderboard.runners.TournamentBusyError`
+    while another runner holds it), store the entrants the plan adds, and check that the
+    stored entrants are the plan's (another run may have added some since the plan was made).
+    The lease renews itself until it is released (it is a context manager; it is released
+    here if anything goes wrong)."""
+    if lease is None:
+        lease = RunnerLease.take(store, tournament_id)
+    try:
+        want = [e.name for e in plan.entrants]
+        stored = [e.name for e in store.tournament(tournament_id).entrants]
+        if plan.added and stored == want[: len(want) - len(plan.added)]:
+            store.add_entrants(tournament_id, plan.added, plan.configuration, lease.token)
+            stored = want
+        if stored != want:
+            raise TournamentError(
+                f"tournament {tournament_id} changed since this run planned it (its entrants "
+                f"are now {', '.join(stored)}); run the command again"
+            )
+    except BaseException:
+        lease.release()
+        raise
+    return lease
+
+
+def scheduled_games(info: TournamentInfo) -> int:
+    """How many games the schedule of stored tournament ``info`` has (some may be skipped,
+    see :mod:`arena.disqualification`)."""
+    config = info.configuration
+    return schedule_size(
+        len(info.entrants),
+        info.deck_count,
+        info.players,
+        int(config.get("repeat", 1)),
+        gauntlet=config.get("gauntlet") is not None,
+    )
+
+
 def run_tournament(
     plan: Plan,
     store: Store,
@@ -342,6 +495,7 @@ def run_tournament(
     progress: Progress | None = None,
     tournament_id: int | None = None,
     block_size: int | None = None,
+    lease: RunnerLease | None = None,
     stop: Callable[[Sequence[GameEntry]], bool] | None = None,
 ) -> RunSummary:
     """Play what is missing of ``plan`` on the executor ``executor()`` makes (only when there
@@ -349,10 +503,30 @@ def run_tournament(
     stays, the tournament is marked ``interrupted``, and the summary says so. ``block_size``
     fixes the number of games per block (default: blocks of about :data:`BLOCK_SECONDS`).
 
+    The run holds the tournament's ``lease`` (default: one taken with :func:`hold` and
+    released at the end): every write goes with it, and a run that lost it stops with
+    :class:`~leaderboard.runners.LeaseLostError` without writing anything more.
+
     ``stop`` is called with the entries of every block once they are stored; when it returns
     true the run ends there (blocks in play are dropped), ``stopped`` and ``finished``: how a
     match ends when its sequential test has decided."""
     tid = tournament_id if tournament_id is not None else start(plan, store)
+    if lease is None:
+        with hold(plan, store, tid) as own:
+            return _run(plan, store, executor, progress, tid, block_size, own, stop)
+    return _run(plan, store, executor, progress, tid, block_size, lease, stop)
+
+
+def _run(
+    plan: Plan,
+    store: Store,
+    executor: Callable[[], Executor],
+    progress: Progress | None,
+    tid: int,
+    block_size: int | None,
+    lease: RunnerLease,
+    stop: Callable[[Sequence[GameEntry]], bool] | None = None,
+) -> RunSummary:
     ledger = DisqualificationLedger(plan.schedule, plan.spec.max_faults)
     stored = {s.key: s.record for s in store.stored_games(tid)}
     for game in plan.schedule:
@@ -364,8 +538,9 @@ def run_tournament(
     if progress is not None:
         progress.update(done, summary.total, 0)
     if not pending:
-        store.set_status(tid, "finished")
+        store.set_status(tid, "finished", lease.token)
         return summary
+    store.set_status(tid, "running", lease.token)
 
     begun = time.monotonic()
     cursor = 0
@@ -376,6 +551,7 @@ def run_tournament(
     held: dict[int, BlockResult] = {}
     replays: deque[int] = deque()
     pool: Executor | None = None
+    lost = False
     try:
         pool = executor()
         while cursor < len(pending) or replays or pool.busy or held:
@@ -388,8 +564,9 @@ def run_tournament(
                     next_block += 1
                     # near the end, smaller blocks so that no worker is left idle for long
                     share = math.ceil((len(pending) - cursor) / (2 * (pool.idle + pool.busy)))
-                    blocks[number] = tuple(pending[cursor : cursor + min(size, share)])
-                    cursor += len(blocks[number])
+                    end = _run_end(pending, cursor, min(size, share))
+                    blocks[number] = tuple(pending[cursor:end])
+                    cursor = end
                 games = blocks[number]
                 pool.submit(BlockTask(number, games, ledger.known_counts(games[0].index)))
             if not pool.busy and not replays and cursor >= len(pending) and held:
@@ -400,13 +577,16 @@ def run_tournament(
                     # the latest block only: the first ones include starting the bots' hosts
                     per_game = result.seconds / len(result.outcomes)
                     size = max(1, min(MAX_BLOCK, round(BLOCK_SECONDS / max(per_game, 1e-6))))
-            done += _settle(store, tid, ledger, blocks, held, replays, summary, stop)
+            done += _settle(store, tid, lease.token, ledger, blocks, held, replays, summary, stop)
             if progress is not None:
                 progress.update(done, summary.total, summary.faults)
             if summary.stopped:
                 break
     except KeyboardInterrupt:
         summary.interrupted = True
+    except LeaseLostError:
+        lost = True
+        raise
     finally:
         if pool is not None:
             if summary.interrupted or summary.stopped or pool.busy:
@@ -415,14 +595,29 @@ def run_tournament(
                 pool.close()
         summary.seconds = time.monotonic() - begun
         summary.left = summary.total - done
-        status = "finished" if summary.complete or summary.stopped else "interrupted"
-        store.set_status(tid, status)
+        if not lost:
+            ended = summary.complete or summary.stopped
+            store.set_status(tid, "finished" if ended else "interrupted", lease.token)
     return summary
+
+
+def _run_end(pending: Sequence[ScheduledGame], start: int, most: int) -> int:
+    """Where a block of at most ``most`` games of ``pending`` from ``start`` ends: before the
+    first gap in the schedule (a stored game in between), because a worker counts faults from
+    the counts it is given through its block's games only; a block across a gap would not
+    see the faults of the games stored in it, and would be played again the same way."""
+    end = start + 1
+    while end < min(start + most, len(pending)) and (
+        pending[end].index == pending[end - 1].index + 1
+    ):
+        end += 1
+    return end
 
 
 def _settle(
     store: Store,
     tid: int,
+    lease: str,
     ledger: DisqualificationLedger,
     blocks: dict[int, tuple[ScheduledGame, ...]],
     held: dict[int, BlockResult],
@@ -455,7 +650,7 @@ def _settle(
                     raise RuntimeError(f"block {number} came back for other games (a bug)")
                 if outcome.record is not None:
                     entries.append((game.key, game.deck, game.rotation, outcome.record))
-            store.record_block(tid, entries)
+            store.record_block(tid, entries, lease)
             for game, (_, faults) in zip(games, played, strict=True):
                 ledger.resolve(game.index, faults)
                 summary.faults += len(faults)

@@ -432,7 +432,9 @@ class Store:
         """Add ``entrants`` to tournament ``tournament_id`` (by its runner, holding ``lease``)
         and store its grown ``configuration``, whose ``bots`` must be the stored entrants
         followed by ``entrants``: otherwise the tournament changed since it was read and
-        :class:`StoreError` is raised. The fingerprint stays the creation's."""
+        :class:`StoreError` is raised. The fingerprint stays the creation's. The tournament is
+        then ``interrupted`` (its new games are to be played) until its runner marks it
+        running."""
         with self._session() as session:
             runners.hold(session, tournament_id, lease)
             tournament = self._tournament(session, tournament_id)
@@ -444,6 +446,7 @@ class Store:
                 )
             tournament.entrants.extend(_entrant_row(e) for e in entrants)
             tournament.configuration = dict(configuration)
+            tournament.status = "interrupted"
 
     def find_deck_secret(
         self,

@@ -1,7 +1,8 @@
 """Tournaments end to end: real bot hosts in real worker processes, stored in real databases.
 
 The records of a tournament must not depend on the number of workers, the block size, or on
-interruptions (Ctrl-C, kill -9) followed by a resume.
+interruptions (Ctrl-C, kill -9) followed by a resume. One runner plays a tournament at a time:
+a second one is turned away, and a runner killed with kill -9 holds it until its lease expires.
 """
 
 from __future__ import annotations
@@ -9,6 +10,7 @@ from __future__ import annotations
 import json
 import os
 import signal
+import socket
 import sqlite3
 import subprocess
 import sys
@@ -29,6 +31,7 @@ from arena.tournament import (
     plan_resume,
     plan_tournament,
     run_tournament,
+    start,
     worker_setup,
 )
 from leaderboard.store import Store
@@ -116,6 +119,34 @@ def test_interrupted_run_resumes_to_the_records_of_an_uninterrupted_one(
     assert stored(store, part.tournament_id) == stored(whole, summary.tournament_id)
 
 
+class Bounded:
+    """A progress report that fails the run after ``updates`` updates (a run that loops)."""
+
+    def __init__(self, updates: int) -> None:
+        self.left = updates
+
+    def update(self, done: int, total: int, faults: int) -> None:
+        self.left -= 1
+        assert self.left > 0, "the run goes round in circles"
+
+
+def test_a_resumed_block_does_not_span_stored_games(catalog: Any, tmp_path: Path) -> None:
+    spec = TournamentSpec(decks="random:6:2", bots=("honest", "uniform", "liar"), max_faults=3)
+    plan = plan_tournament(spec, catalog)
+    whole, summary = run(plan, f"sqlite:///{tmp_path}/whole.db", workers=2)
+    records = {g.key: g.record for g in whole.stored_games(summary.tournament_id)}
+    parts = Store(f"sqlite:///{tmp_path}/parts.db")
+    tid = start(plan, parts)
+    # games 2 to 7 stored, with liar's faults that disqualify it from game 8 on; games 0 and 1
+    # not (a block in flight when the run stopped): a block of games 0, 1, 8 and 9 would be
+    # handed the faults before game 0 (none) and played again and again the same way
+    kept = plan.schedule[2:8]
+    parts.record_block(tid, [(g.key, g.deck, g.rotation, records[g.key]) for g in kept])
+    rest = run(plan, parts.url, workers=1, progress=Bounded(200))[1]
+    assert (rest.stored_before, rest.complete, rest.replays) == (6, True, 0)
+    assert stored(parts, tid) == stored(whole, summary.tournament_id)
+
+
 def test_plan_errors_are_one_line_arena_errors(catalog: Any) -> None:
     from arena.errors import ArenaError
 
@@ -142,8 +173,6 @@ def test_default_field_leaves_out_bots_that_do_not_play_the_variant(catalog: Any
 def test_resume_refuses_a_changed_bot(catalog: Any, tmp_path: Path) -> None:
     plan = plan_tournament(TournamentSpec(decks="random:1", bots=("honest", "uniform")), catalog)
     store = Store(f"sqlite:///{tmp_path}/t.db")
-    from arena.tournament import start
-
     tid = start(plan, store)
     changed = dict(catalog.bots)
     entry = changed["honest"]
@@ -156,6 +185,9 @@ def test_resume_refuses_a_changed_bot(catalog: Any, tmp_path: Path) -> None:
 # --- the command, killed for real -----------------------------------------------------------
 
 COMMAND = [sys.executable, "-c", "from arena.cli import main; main()"]
+#: The lease of a runner started by these tests (seconds): a killed one holds its tournament
+#: for 6 to 9 seconds after its last renewal.
+LEASE = 9.0
 ARGS = ["tournament", "--decks", "random:30:4", "--bots", "honest,uniform,sleeper[seconds=0.01]"]
 ARGS += ["--sandbox", "none", "--workers", "2", "--seed", "11", "--quiet"]
 
@@ -171,12 +203,13 @@ def count_games(path: Path) -> int:
 
 
 def start_command(db: Path, env: dict[str, str], cwd: Path) -> subprocess.Popen[str]:
+    """The command, started (its lease lasts :data:`LEASE` seconds)."""
     return subprocess.Popen(
         [*COMMAND, *ARGS, "--db", f"sqlite:///{db}"],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
-        env=env,
+        env={**env, "ARENA_LEASE_SECONDS": str(LEASE)},
         cwd=cwd,
     )
 
@@ -228,6 +261,21 @@ def test_killed_command_resumes_to_the_uninterrupted_records(
         assert "interrupted" in err and "--resume 1" in err
     else:
         assert proc.returncode == -signal.SIGKILL
+        # the killed runner's lease has not expired: a second runner is turned away at once
+        refused = subprocess.run(
+            [*COMMAND, "tournament", "--resume", "1", "--db", f"sqlite:///{parts}"],
+            capture_output=True,
+            text=True,
+            env=command_env,
+            timeout=60,
+        )
+        assert refused.returncode == 2, refused.stderr
+        (line,) = refused.stderr.strip().splitlines()
+        holder = f"pid {proc.pid} on {socket.gethostname()}"
+        assert line.startswith(
+            f"arena: error: tournament 1 (random:30:4 classic 2p) is being run by {holder} since "
+        )
+        wait_for_the_lease_to_expire(parts)
     kept = count_games(parts)
     assert 10 <= kept < 180
     resumed = subprocess.run(
@@ -242,6 +290,35 @@ def test_killed_command_resumes_to_the_uninterrupted_records(
     assert f"{180 - kept} games played" in resumed.stderr
     store = Store(f"sqlite:///{parts}")
     assert len(stored(store, 1)) == 180
+    assert stored(store, 1) == stored(uninterrupted, 1)
+    assert store.status(1) == "finished"
+
+
+def wait_for_the_lease_to_expire(db: Path) -> None:
+    with sqlite3.connect(f"file:{db}?mode=ro", uri=True, timeout=5) as connection:
+        (expires,) = connection.execute("select expires from runners").fetchone()
+    assert expires - time.time() < LEASE + 1
+    time.sleep(max(0.0, expires - time.time()) + 0.2)
+
+
+def test_two_runners_started_at_once_play_the_tournament_once(
+    command_env: dict[str, str], uninterrupted: Store, tmp_path: Path
+) -> None:
+    db = tmp_path / "both.db"
+    procs = [start_command(db, command_env, tmp_path) for _ in range(2)]
+    results = [(proc, *proc.communicate(timeout=300)) for proc in procs]
+    assert sorted(proc.returncode for proc in procs) == [0, 2], results
+    (ran, out, err), (_, _, refused) = sorted(results, key=lambda r: r[0].returncode)
+    assert "180 games played" in err and "sleeper[seconds=0.01]" in out
+    (line,) = refused.strip().splitlines()
+    holder = f"pid {ran.pid} on {socket.gethostname()}"
+    assert f"arena: error: tournament 1 (random:30:4 classic 2p) is being run by {holder}" in line
+    with sqlite3.connect(db) as connection:
+        games = connection.execute("select count(*), count(distinct key) from games").fetchone()
+        assert games == (180, 180)
+        assert connection.execute("select count(*) from tournaments").fetchone() == (1,)
+        assert connection.execute("select count(*) from runners").fetchone() == (0,)
+    store = Store(f"sqlite:///{db}")
     assert stored(store, 1) == stored(uninterrupted, 1)
     assert store.status(1) == "finished"
 
