@@ -310,7 +310,11 @@ def tournament(
         setup = replace(worker_setup(plan, box, memory_mb), await_kernels=compiling.names)
         factory, where = _executor(plan, setup, executor, ray_address, workers, sandbox, hide)
         click.echo(f"tournament {tid} ({plan.name}): {_describe(plan)}, {where}", err=True)
-        progress = None if quiet else ProgressLine()
+        progress = None
+        if not quiet:
+            progress = ProgressLine(
+                waiting=lambda: "compiling kernels" if compiling.running else None
+            )
         try:
             summary = run_tournament(plan, store, factory, progress, tournament_id=tid, lease=lease)
         finally:

@@ -147,6 +147,11 @@ class Compilation:
                 _mark_failed(bot.name)
 
     @property
+    def running(self) -> bool:
+        """Whether bots are still being compiled."""
+        return any(thread.is_alive() for thread in self._threads)
+
+    @property
     def names(self) -> tuple[str, ...]:
         """The bots this step compiles (those not compiled before it started)."""
         return tuple(b.name for b in self.todo)

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import sys
 import time
+from collections.abc import Callable
 from typing import TextIO
 
 #: Seconds between lines when the output is not a terminal.
@@ -31,11 +32,19 @@ class ProgressLine:
     faster than it is, and start once games are being stored: they are measured from the first
     games stored on, so the time the workers take to start the bots' hosts does not make the
     first estimate hours long. Until the first game is stored the line says the bots are
-    starting.
+    starting. ``waiting`` (optional) names what still holds play back (``"compiling kernels"``)
+    or returns ``None``: while it names something the line says so instead of a rate, and the
+    rate is measured from when it stops.
     """
 
-    def __init__(self, label: str = "games", stream: TextIO | None = None) -> None:
+    def __init__(
+        self,
+        label: str = "games",
+        stream: TextIO | None = None,
+        waiting: Callable[[], str | None] | None = None,
+    ) -> None:
         self.label = label
+        self.waiting = waiting
         self.stream = stream if stream is not None else sys.stderr
         self.tty = bool(getattr(self.stream, "isatty", lambda: False)())
         self._start = time.monotonic()
@@ -53,16 +62,22 @@ class ProgressLine:
         width = len(str(total))
         percent = 100.0 * done / total if total else 100.0
         parts = [f"{self.label} {done:>{width}}/{total} ({percent:5.1f}%)"]
-        if done > self._first and self._playing is None:
-            self._playing = (now, done)
-        if self._playing is None:
+        held = self.waiting() if self.waiting is not None else None
+        if held is not None:
+            self._playing = None  # measure the rate from when nothing holds play back
             if done < total:
-                parts.append("starting the bots")
-        elif done > self._playing[1] and now > self._playing[0]:
-            rate = (done - self._playing[1]) / (now - self._playing[0])
-            parts.append(f"{rate:,.1f}/s")
-            if done < total:
-                parts.append(f"ETA {format_duration((total - done) / rate)}")
+                parts.append(held)
+        else:
+            if done > self._first and self._playing is None:
+                self._playing = (now, done)
+            if self._playing is None:
+                if done < total:
+                    parts.append("starting the bots")
+            elif done > self._playing[1] and now > self._playing[0]:
+                rate = (done - self._playing[1]) / (now - self._playing[0])
+                parts.append(f"{rate:,.1f}/s")
+                if done < total:
+                    parts.append(f"ETA {format_duration((total - done) / rate)}")
         parts.append(f"elapsed {format_duration(elapsed)}")
         if faults:
             parts.append(f"faults {faults}")

@@ -35,3 +35,17 @@ def test_the_last_line_has_no_estimate() -> None:
     line.text(50, 100, 0, now=start + 1)
     done = line.text(100, 100, 2, now=start + 2)
     assert "ETA" not in done and "faults 2" in done and "100/100" in done
+
+
+def test_no_estimate_while_kernels_compile() -> None:
+    compiling = [True]
+    line = ProgressLine(
+        stream=io.StringIO(), waiting=lambda: "compiling kernels" if compiling[0] else None
+    )
+    start = line._start
+    line.text(0, 1000, 0, now=start)
+    held = line.text(8, 1000, 0, now=start + 70)  # a few games while the bots compile
+    assert "compiling kernels" in held and "ETA" not in held
+    compiling[0] = False
+    line.text(10, 1000, 0, now=start + 80)
+    assert "20.0/s" in line.text(210, 1000, 0, now=start + 90)
