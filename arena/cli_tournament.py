@@ -265,6 +265,8 @@ def tournament(
         raise click.UsageError("--add needs at least one bot")
     store = Store(db_url)
     lease = None
+    tid: int | None = None
+    held = False  # this run holds the tournament and stored what it adds
     if resume_id is not None:  # a runner already on it turns this one away before any work
         store.create_schema()
         lease = RunnerLease.take(store, resume_id)
@@ -298,6 +300,7 @@ def tournament(
             box.check(entrant.name, entrant.distribution)
         tid = start(plan, store)
         lease = hold(plan, store, tid, lease)
+        held = True
         # the kernels compile while the first games are played: bots in order of first play
         first: dict[str, int] = {}
         for game in plan.schedule:
@@ -320,6 +323,15 @@ def tournament(
         finally:
             compiling.terminate()
         report_compile_errors(compiling.errors)
+    except KeyboardInterrupt:
+        if tid is None:
+            raise
+        click.echo(
+            f"arena: interrupted: tournament {tid} keeps what is stored; run "
+            f"{_again(tid, plan.added, held)} to play the rest",
+            err=True,
+        )
+        sys.exit(130)
     finally:
         if lease is not None:
             lease.release()
@@ -327,12 +339,9 @@ def tournament(
         progress.finish()
     stored = summary.total - summary.left
     if summary.interrupted or not summary.complete:
-        how = f"arena tournament --resume {tid}"
-        if not plan.added:  # the same --add again would add the entrants twice
-            how = f"the same command again (or {how})"
         click.echo(
             f"arena: interrupted: {stored} of {summary.total} games of tournament {tid} are "
-            f"stored; run {how} to play the rest",
+            f"stored; run {_again(tid, plan.added, held)} to play the rest",
             err=True,
         )
     else:
@@ -345,6 +354,15 @@ def tournament(
     _print_standings(store, tid, pinned, as_json, snapshot=True)
     if summary.interrupted:
         sys.exit(130)
+
+
+def _again(tournament_id: int, added: Any, held: bool) -> str:
+    """How to go on with an interrupted run: the same command, or ``--resume ID`` once the
+    entrants it adds are stored (the same ``--add`` again would add them twice)."""
+    resume = f"arena tournament --resume {tournament_id}"
+    if not added:
+        return f"the same command again (or {resume})"
+    return resume if held else "the same command again"
 
 
 def _executor(

@@ -540,7 +540,6 @@ def _run(
     if not pending:
         store.set_status(tid, "finished", lease.token)
         return summary
-    store.set_status(tid, "running", lease.token)
 
     begun = time.monotonic()
     cursor = 0
@@ -553,6 +552,7 @@ def _run(
     pool: Executor | None = None
     lost = False
     try:
+        store.set_status(tid, "running", lease.token)
         pool = executor()
         while cursor < len(pending) or replays or pool.busy or held:
             while pool.idle and (replays or cursor < len(pending)):

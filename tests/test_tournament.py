@@ -147,6 +147,19 @@ def test_a_resumed_block_does_not_span_stored_games(catalog: Any, tmp_path: Path
     assert stored(parts, tid) == stored(whole, summary.tournament_id)
 
 
+def test_a_run_that_fails_releases_its_lease(catalog: Any, tmp_path: Path) -> None:
+    plan = plan_tournament(TournamentSpec(decks="random:1", bots=("honest", "uniform")), catalog)
+    store = Store(f"sqlite:///{tmp_path}/t.db")
+
+    def broken() -> Any:
+        raise OSError("no workers today")
+
+    with pytest.raises(OSError, match="no workers today"):
+        run_tournament(plan, store, broken)
+    assert store.runner(1) is None
+    assert store.status(1) == "interrupted"
+
+
 def test_plan_errors_are_one_line_arena_errors(catalog: Any) -> None:
     from arena.errors import ArenaError
 
