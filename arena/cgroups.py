@@ -215,6 +215,10 @@ class BotGroup:
             with contextlib.suppress(OSError):
                 self._events[what] = (os.open(path, os.O_RDONLY | os.O_CLOEXEC), key)
         self._baseline = self._counters()
+        try:
+            self._unchanged = self._raw()  # the files' text while no limit was hit
+        except OSError:
+            self._unchanged = []
 
     def _event_files(self) -> list[tuple[str, Path, bytes]]:
         """The files that count how often each limit was hit, and the counter's name."""
@@ -245,9 +249,19 @@ class BotGroup:
             counts[what] = _field(fd, key)
         return counts
 
+    def _raw(self) -> list[bytes]:
+        return [os.pread(fd, 4096, 0) for fd, _ in self._events.values()]
+
     def hit(self) -> str | None:
         """The limit the kernel enforced on this group since it was made (``"memory"`` when it
-        killed a process for memory, ``"processes"`` when it refused a new one), or ``None``."""
+        killed a process for memory, ``"processes"`` when it refused a new one), or ``None``.
+        Called after every move: the files are only parsed when their text has changed."""
+        try:
+            raw = self._raw()
+        except OSError:
+            raw = []
+        if raw and raw == self._unchanged:
+            return None
         now = self._counters()
         for what, count in now.items():
             if count > self._baseline.get(what, 0):
