@@ -11,6 +11,7 @@ import json
 import os
 import subprocess
 import sys
+from collections.abc import Callable
 from itertools import combinations
 from pathlib import Path
 from typing import Any
@@ -19,9 +20,11 @@ import pytest
 from click.testing import CliRunner
 from stored_records import stored
 
+import arena.sandbox as S
 from arena.catalog import Catalog, load_catalog
 from arena.cli import cli
 from arena.errors import ArenaError
+from arena.names import BUILTIN_DISTRIBUTION
 from arena.pool import LocalPool
 from arena.sandbox import choose_sandbox
 from arena.schedule import schedule_size
@@ -34,6 +37,7 @@ from arena.tournament import (
     plan_resume,
     plan_tournament,
     run_tournament,
+    start,
     worker_setup,
 )
 from leaderboard.store import Store, StoreError
@@ -331,3 +335,53 @@ def test_the_listing_tells_tournaments_apart(command_env: dict[str, str], tmp_pa
     assert data[3]["entrants"] == many
     assert all(t["runner"] is None and t["status"] == "finished" for t in data)
     assert data[0]["created"] < data[1]["created"]
+
+
+# --- names and the sandbox ----------------------------------------------------------------------
+
+
+def test_an_added_name_is_its_owners(installed: Callable[..., None], tmp_path: Path) -> None:
+    store = Store(f"sqlite:///{tmp_path}/t.db")
+    installed("greedy_thief")
+    catalog = load_catalog(SANDBOX)
+    tid = start(
+        plan_tournament(TournamentSpec(decks="random:1:3", bots=("uniform", "random")), catalog),
+        store,
+    )
+    grown = add_entrants(store, tid, ["greedy", "pickpocket"], catalog)
+    owners = {e.name: e.distribution for e in grown.added}
+    assert owners == {"greedy": BUILTIN_DISTRIBUTION, "pickpocket": "arena-test-greedy-thief"}
+    installed("twin_a", "twin_b")
+    with pytest.raises(ArenaError) as refused:
+        add_entrants(store, tid, ["twin"], load_catalog(SANDBOX))
+    message = str(refused.value)
+    assert "'twin'" in message and "arena-test-twin-a" in message and "arena-test-twin-b" in message
+    assert "\n" not in message
+
+
+def test_an_added_third_party_bot_needs_the_sandbox(
+    installed: Callable[..., None], monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    db = f"sqlite:///{tmp_path}/t.db"
+    installed("greedy_thief")
+    create = ["tournament", "--decks", "random:1:3", "--quiet", "--db", db]
+    done = CliRunner().invoke(cli, [*create, "--bots", "uniform,random", "--sandbox", "none"])
+    assert done.exit_code == 0, done.output
+    S._bwrap_error.cache_clear()
+    monkeypatch.setattr(S.shutil, "which", lambda name: None)  # no bubblewrap here
+    try:
+        add = ["tournament", "--resume", "1", "--add", "pickpocket", "--db", db]
+        refused = [
+            CliRunner().invoke(cli, args)
+            for args in (add, [*create, "--bots", "pickpocket,uniform"])
+        ]
+    finally:
+        S._bwrap_error.cache_clear()
+    lines = []
+    for result in refused:  # adding it is refused as entering it in a new tournament is
+        assert result.exit_code == 2, result.output
+        (line,) = [x for x in result.output.splitlines() if x.startswith("arena: error: ")]
+        lines.append(line)
+    assert lines[0] == lines[1]
+    assert "'pickpocket'" in lines[0] and "greedy-thief" in lines[0]
+    assert [e.name for e in Store(db).tournament(1).entrants] == ["uniform", "random"]
