@@ -55,13 +55,9 @@ def _kernel_files(name: str) -> list[Path]:
 
 def stamp(name: str) -> str:
     """A hash of every source file bot ``name``'s host compiles kernels from."""
-    import hashlib
+    from arena.engine.jitcache import files_stamp
 
-    digest = hashlib.blake2b(digest_size=16)
-    for path in _kernel_files(name):
-        digest.update(str(path).encode())
-        digest.update(path.read_bytes())
-    return digest.hexdigest()
+    return files_stamp(_kernel_files(name))
 
 
 def _stamp_path(name: str) -> Path:

@@ -23,6 +23,7 @@ import ast
 import hashlib
 import importlib.util
 import os
+from collections.abc import Iterable
 from functools import cache, lru_cache
 from pathlib import Path
 
@@ -103,14 +104,19 @@ def closure(path: Path) -> tuple[Path, ...]:
     return tuple(sorted(seen))
 
 
-@cache
-def closure_stamp(path: Path) -> str:
-    """A hash of the names and contents of :func:`closure` ``(path)``."""
+def files_stamp(paths: Iterable[Path]) -> str:
+    """A hash of the names and contents of ``paths``."""
     digest = hashlib.blake2b(digest_size=16)
-    for source in closure(path):
+    for source in paths:
         digest.update(str(source).encode())
         digest.update(source.read_bytes())
     return digest.hexdigest()
+
+
+@cache
+def closure_stamp(path: Path) -> str:
+    """:func:`files_stamp` of :func:`closure` ``(path)``."""
+    return files_stamp(closure(path))
 
 
 def in_kernel_package(path: Path) -> bool:
