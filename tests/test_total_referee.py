@@ -231,7 +231,7 @@ def test_parsing_any_answer_gives_an_action_or_invalid_action_error(answer: Any)
     try:
         action = _parse_answer(answer)
     except InvalidActionError as exc:
-        assert len(str(exc)) < 300
+        assert len(str(exc)) <= 400  # the answer is quoted in a bounded excerpt
         return
     assert Action.from_str(str(action)) == action
 
