@@ -15,6 +15,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from processes import interruptible
 
 from arena.benchfield import field_names, install_field
 
@@ -76,6 +77,7 @@ def interrupt(
         stderr=subprocess.PIPE,
         text=True,
         start_new_session=True,
+        preexec_fn=interruptible,
     )
     lines: list[str] = []
     assert proc.stderr is not None

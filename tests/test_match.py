@@ -19,6 +19,7 @@ from typing import Any
 
 import pytest
 from click.testing import CliRunner, Result
+from processes import interruptible
 from stored_records import stored
 from test_tournament import count_games
 
@@ -144,6 +145,7 @@ def test_an_interrupted_match_resumes_to_the_same_verdict(
         text=True,
         env=env,
         cwd=tmp_path,
+        preexec_fn=interruptible,
     )
     deadline = time.monotonic() + 120
     while count_games(parts) < 4:

@@ -29,6 +29,7 @@ from typing import Any
 
 import pytest
 from click.testing import CliRunner, Result
+from processes import interruptible
 
 from arena.catalog import Catalog, load_catalog
 from arena.cli import cli
@@ -447,7 +448,9 @@ def count_games(path: Path) -> int:
 def test_the_same_command_resumes_on_the_same_secret_decks(spies: None, tmp_path: Path) -> None:
     db = tmp_path / "cmd.db"
     command = [*COMMAND, *ARGS, "--db", f"sqlite:///{db}"]
-    proc = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    proc = subprocess.Popen(
+        command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, preexec_fn=interruptible
+    )
     deadline = time.monotonic() + 120
     while count_games(db) < 6:
         assert proc.poll() is None, proc.communicate()

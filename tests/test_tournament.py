@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from processes import interruptible
 from stored_records import stored
 
 from arena.catalog import load_catalog
@@ -224,6 +225,7 @@ def start_command(db: Path, env: dict[str, str], cwd: Path) -> subprocess.Popen[
         text=True,
         env={**env, "ARENA_LEASE_SECONDS": str(LEASE)},
         cwd=cwd,
+        preexec_fn=interruptible,
     )
 
 
