@@ -140,6 +140,7 @@ POLICIES: dict[str, PolicyInfo] = {
     )
 }
 
+
 def policy_table(info: PolicyInfo) -> np.ndarray:
     """The Dynamic Programming table's policy array if ``info`` reads it, else an empty one."""
     import numpy as np
