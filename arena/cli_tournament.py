@@ -9,7 +9,7 @@ import textwrap
 from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
@@ -25,6 +25,9 @@ from arena.cli import (
     variant_option,
 )
 from arena.errors import ArenaError
+
+if TYPE_CHECKING:
+    from arena.records import GameRecord
 
 
 def db_option(f: F) -> F:
@@ -541,16 +544,29 @@ def _listed(t: Any, scheduled: int) -> dict[str, Any]:
 @click.command()
 @click.argument("game_id", type=int)
 @click.option("--reveal", is_flag=True, help="Show hidden cards (deals, draws, private looks).")
+@click.option(
+    "--html",
+    "html_path",
+    type=click.Path(dir_okay=False, path_type=Path),
+    default=None,
+    help="Write a self-contained page that steps through the game, as every seat saw it.",
+)
 @db_option
 @json_option
-def replay(game_id: int, reveal: bool, db_url: str | None, as_json: bool) -> None:
+def replay(
+    game_id: int, reveal: bool, html_path: Path | None, db_url: str | None, as_json: bool
+) -> None:
     """Print stored game GAME_ID as `arena play` does.
 
     A game of a tournament on secret decks that is not finished yet shows only what every
     seat saw (its deck and hidden cards are shown once the tournament is finished).
+    --html FILE writes a page instead that steps through the game move by move, with the
+    table as each seat saw it (docs/replay.md).
     """
     from leaderboard.store import Store
 
+    if html_path is not None and as_json:
+        raise click.UsageError("--html writes a page and --json prints the record: choose one")
     store = Store(db_url)
     store.create_schema()
     tid, game = store.game(game_id)
@@ -562,6 +578,9 @@ def replay(game_id: int, reveal: bool, db_url: str | None, as_json: bool) -> Non
             f"finished: its deck and hidden cards are shown once it is (arena replay {game_id} "
             "shows what every seat saw)"
         )
+    if html_path is not None:
+        _write_replay_page(html_path, record, game_id, tid, hidden)
+        return
     if as_json:
         data = record.to_json()
         if hidden:
@@ -576,6 +595,20 @@ def replay(game_id: int, reveal: bool, db_url: str | None, as_json: bool) -> Non
         click.echo("deck (top first): " + " ".join(str(c) for c in record.deck))
     for line in record.log_lines(reveal):
         click.echo(line)
+
+
+def _write_replay_page(
+    path: Path, record: GameRecord, game_id: int, tournament_id: int, hidden: bool
+) -> None:
+    """Write the replay page of a stored game (--html), or exit 2 with one line."""
+    from leaderboard.replay_page import replay_page_html
+
+    page = replay_page_html(record, game_id=game_id, tournament_id=tournament_id, hidden=hidden)
+    try:
+        path.write_text(page, encoding="utf-8")
+    except OSError as exc:
+        raise click.ClickException(f"cannot write {path}: {exc.strerror or exc}") from None
+    click.echo(f"wrote {path}", err=True)
 
 
 @click.command()
