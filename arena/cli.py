@@ -55,9 +55,36 @@ def variant_option(f: F) -> F:
     )(f)
 
 
+#: The largest seed: seeds are stored as signed 64-bit integers and feed unsigned 64-bit
+#: generators, so they are whole numbers from 0 to 2**63 - 1.
+MAX_SEED = 2**63 - 1
+
+
+class SeedType(click.ParamType):
+    """A seed: a whole number from 0 to :data:`MAX_SEED`, refused on one line otherwise."""
+
+    name = "seed"
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> int:
+        """``value`` as a seed; a click error naming the allowed range for anything else."""
+        if isinstance(value, int) and not isinstance(value, bool):
+            number = value
+        else:
+            try:
+                number = int(str(value).strip(), 10)
+            except ValueError:
+                self.fail(f"{value!r} is not a whole number (seeds are 0 to 2**63-1)", param, ctx)
+        if not 0 <= number <= MAX_SEED:
+            shown = str(number) if len(str(number)) <= 40 else f"a {len(str(number))}-digit number"
+            self.fail(f"{shown} is out of range (seeds are 0 to 2**63-1 = {MAX_SEED})", param, ctx)
+        return number
+
+
 def seed_option(f: F) -> F:
-    """``--seed``."""
-    return click.option("--seed", type=int, default=0, show_default=True, help="Random seed.")(f)
+    """``--seed``: a :class:`SeedType`."""
+    return click.option(
+        "--seed", type=SeedType(), default=0, show_default=True, help="Random seed (0 to 2**63-1)."
+    )(f)
 
 
 def json_option(f: F) -> F:
@@ -178,7 +205,21 @@ def cli() -> None:
 
 
 @cli.command()
-@click.argument("bots", nargs=-1, required=True)
+@click.argument("bots", nargs=-1)
+@click.option(
+    "--human",
+    is_flag=True,
+    help="Take a seat yourself (--seat) against BOTS (default: random), choosing your moves "
+    "on this terminal.",
+)
+@click.option(
+    "--seat",
+    "human_seat",
+    type=click.IntRange(min=0),
+    default=0,
+    show_default=True,
+    help="Your seat with --human; BOTS take the other seats in order.",
+)
 @variant_option
 @seed_option
 @click.option(
@@ -205,6 +246,8 @@ def cli() -> None:
 @json_option
 def play(
     bots: tuple[str, ...],
+    human: bool,
+    human_seat: int,
     variant: str,
     seed: int,
     deck: str | None,
@@ -222,18 +265,30 @@ def play(
     """Play one round (or a match) between BOTS, one per seat, and print the log.
 
     Each BOT is a registered bot name, optionally with parameters: NAME[param=value,...]. Every
-    bot runs in its own (sandboxed) process; see `arena bots` for what is installed.
+    bot runs in its own (sandboxed) process; see `arena bots` for what is installed. With
+    --human you take a seat and play against BOTS: you see what a bot in your seat would see
+    (docs/playing.md).
     """
     from arena.catalog import load_catalog
     from arena.game import Action, Variant, parse_deck
     from arena.hosted import HostHandle
     from arena.referee import Referee
 
+    if human:
+        _check_human(reveal, as_json)
+        bots = bots or ("random",)
+    elif not bots:
+        raise click.UsageError("Missing argument 'BOTS...' (or --human to play yourself).")
+    players = len(bots) + human
     rules = Variant.get(variant)
-    rules.check_players(len(bots))
-    if not 0 <= first < len(bots):
+    rules.check_players(players)
+    if not 0 <= first < players:
         raise click.BadParameter(
-            f"seat {first} is not one of the {len(bots)} seats", param_hint="--first"
+            f"seat {first} is not one of the {players} seats", param_hint="--first"
+        )
+    if human and human_seat >= players:
+        raise click.BadParameter(
+            f"seat {human_seat} is not one of the {players} seats", param_hint="--seat"
         )
     cards = parse_deck(deck, rules) if deck is not None else None
     if cards is not None and whole_match:
@@ -253,6 +308,9 @@ def play(
     ]
     referee = Referee(rules, move_time=move_time, max_faults=max_faults or None)
     try:
+        if human:
+            _play_human(referee, handles, human_seat, cards, seed, first, opening, whole_match)
+            return
         _play(referee, handles, cards, seed, first, opening, whole_match, reveal, as_json)
     finally:
         for handle in handles:
@@ -276,7 +334,7 @@ def _play(
     as_json: bool,
 ) -> None:
     if whole_match:
-        match = referee.play_match(handles, seed=seed)
+        match = referee.play_match(handles, seed=seed, first=first)
         if as_json:
             click.echo(json.dumps(match.to_json(), indent=2))
             return
@@ -301,6 +359,35 @@ def _play(
         click.echo("deck (top first): " + " ".join(str(c) for c in record.deck))
     for line in record.log_lines(reveal):
         click.echo(line)
+
+
+def _check_human(reveal: bool, as_json: bool) -> None:
+    """Refuse what cannot go with --human."""
+    if reveal:
+        raise click.UsageError("--reveal would show you the hidden cards; not with --human")
+    if as_json:
+        raise click.UsageError("--json is for machines; not with --human")
+
+
+def _play_human(
+    referee: Any,
+    handles: list[Any],
+    seat: int,
+    cards: Any,
+    seed: int,
+    first: int,
+    opening: list[Any],
+    whole_match: bool,
+) -> None:
+    from arena.human import LeftTable, play_human
+
+    options = {"deck": cards, "seed": seed, "first": first, "opening": opening}
+    try:
+        play_human(referee, handles, seat, whole_match, options, say=click.echo)
+    except LeftTable as exc:
+        click.echo()
+        click.echo(f"arena: you left the table ({exc}); the game was not finished", err=True)
+        sys.exit(1)
 
 
 @cli.command()
@@ -714,10 +801,11 @@ def decks_show(spec: str, variant: str, as_json: bool) -> None:
     click.echo(f"set aside: {aside}")
 
 
+from arena.cli_games import COMMANDS as GAMES_COMMANDS  # noqa: E402 - uses the options above
 from arena.cli_match import COMMANDS as MATCH_COMMANDS  # noqa: E402 - they use the options above
 from arena.cli_tournament import COMMANDS  # noqa: E402 - the commands use the options above
 
-for _command in (*COMMANDS, *MATCH_COMMANDS):
+for _command in (*COMMANDS, *MATCH_COMMANDS, *GAMES_COMMANDS):
     cli.add_command(_command)
 
 
