@@ -15,7 +15,7 @@ import reprlib
 import time
 import traceback
 from abc import ABC, abstractmethod
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from arena.errors import (
@@ -321,9 +321,17 @@ class Referee:
             opening=opening_moves,
         )
 
-    def play_match(self, handles: Sequence[BotHandle], seed: int = 0) -> MatchRecord:
-        """Play a match (rounds until one seat has enough tokens) and return its record."""
-        match = Match(len(handles), self.variant, seed=seed)
+    def play_match(
+        self,
+        handles: Sequence[BotHandle],
+        seed: int = 0,
+        first: int = 0,
+        on_round: Callable[[GameRecord], None] | None = None,
+    ) -> MatchRecord:
+        """Play a match (rounds until one seat has enough tokens; ``first`` starts the first
+        round) and return its record; ``on_round`` is called with each round's record as soon
+        as the round ends."""
+        match = Match(len(handles), self.variant, seed=seed, first=first)
         records: list[GameRecord] = []
         while not match.over:
             game = match.new_round()
@@ -332,6 +340,8 @@ class Referee:
                 self._play(game, handles, round_seed, tuple(match.tokens), len(records) + 1)
             )
             match.score_round(game)
+            if on_round is not None:
+                on_round(records[-1])
         assert match.winner is not None
         return MatchRecord(
             seats=[h.name for h in handles],
