@@ -377,7 +377,7 @@ h2 { font-size: 1rem; margin: 0 0 .4rem; }
 .info ul { margin: .1rem 0; padding-left: 1.1rem; }
 .empty { font-size: .8rem; color: #888; font-style: italic; }
 aside { min-width: 0; }
-#log { margin: 0; padding: 0 0 0 2.2rem; max-height: 75vh; overflow-y: auto; font-size: .83rem;
+#log { position: relative; margin: 0; padding: 0 0 0 2.2rem; max-height: 75vh; overflow-y: auto; font-size: .83rem;
   border: 1px solid #ddd; border-radius: .4rem; background: #fff; }
 #log li { padding: .12rem .3rem; cursor: pointer; }
 #log li.future { color: #aaa; }
@@ -385,7 +385,8 @@ aside { min-width: 0; }
 #log li.private { font-style: italic; }
 #log li .seen { color: #2a6fdb; font-size: .75rem; }
 .muted { color: #777; }
-.unseen span { white-space: nowrap; margin-right: .5rem; }
+.unseen { display: flex; flex-wrap: wrap; column-gap: .6rem; }
+.unseen span { white-space: nowrap; }
 </style>
 </head>
 <body>
