@@ -185,7 +185,8 @@ def replay_data(
             }
         )
     if title is None:
-        where = f"game {game_id}" if game_id is not None else "a game"
+        kind = "match" if isinstance(record, MatchRecord) else "game"
+        where = f"{kind} {game_id}" if game_id is not None else f"a {kind}"
         if tournament_id is not None:
             where += f" of tournament {tournament_id}"
         title = f"{where[0].upper()}{where[1:]}: " + " vs ".join(seats)
@@ -342,10 +343,12 @@ h2 { font-size: 1rem; margin: 0 0 .4rem; }
 .controls button { font-size: 1rem; min-width: 2.4rem; padding: .2rem .5rem; cursor: pointer; }
 .controls input[type=range] { flex: 1 1 12rem; }
 #position { font-variant-numeric: tabular-nums; min-width: 8rem; }
-.banner { margin: .6rem 0; padding: .45rem .7rem; border-radius: .4rem; background: #eef3fb; }
-.banner.fault { background: #f8d0cc; font-weight: 600; }
-.banner.end { background: #d9f0d3; font-weight: 600; }
-.banner.opening { background: #fff3c4; }
+.banner { margin: .6rem 0; }
+.banner div { padding: .35rem .7rem; border-radius: .4rem; background: #eef3fb; }
+.banner div + div { margin-top: .25rem; }
+.banner .fault { background: #f8d0cc; font-weight: 600; }
+.banner .end { background: #d9f0d3; font-weight: 600; }
+.banner .opening { background: #fff3c4; }
 .layout { display: grid; grid-template-columns: minmax(0, 1fr) 24rem; gap: 1rem; }
 @media (max-width: 60rem) { .layout { grid-template-columns: 1fr; } }
 .centre { display: flex; flex-wrap: wrap; gap: 1.2rem; align-items: flex-start; padding: .6rem;
@@ -377,8 +380,8 @@ h2 { font-size: 1rem; margin: 0 0 .4rem; }
 .info ul { margin: .1rem 0; padding-left: 1.1rem; }
 .empty { font-size: .8rem; color: #888; font-style: italic; }
 aside { min-width: 0; }
-#log { position: relative; margin: 0; padding: 0 0 0 2.2rem; max-height: 75vh; overflow-y: auto; font-size: .83rem;
-  border: 1px solid #ddd; border-radius: .4rem; background: #fff; }
+#log { position: relative; margin: 0; padding: 0 0 0 2.2rem; max-height: 75vh; overflow-y: auto;
+  font-size: .83rem; border: 1px solid #ddd; border-radius: .4rem; background: #fff; }
 #log li { padding: .12rem .3rem; cursor: pointer; }
 #log li.future { color: #aaa; }
 #log li.current { background: #ffe58a; color: #000; font-weight: 600; }
@@ -440,7 +443,7 @@ seat saw</strong>{% endif %}</p>
   <span id="position"></span>
   <label>View <select id="view"></select></label>
 </div>
-<div id="banner" class="banner"></div>
+<div id="banner" class="banner" aria-live="polite"></div>
 <div class="layout">
   <section>
     <div id="round" class="info"></div>
@@ -629,28 +632,27 @@ seat saw</strong>{% endif %}</p>
 
   function drawBanner(step, round) {
     const banner = document.getElementById("banner");
-    banner.className = "banner";
     banner.replaceChildren();
     const t = step.table;
     let text = step.label;
+    let kind = "step";
     if (step.kind === "fault") {
-      banner.classList.add("fault");
+      kind = "fault";
       text = "Fault: " + who(step.fault.seat) + ": " + step.fault.kind + ": " + step.fault.message;
       text += t.alive[step.fault.seat] ? "" : " \\u2014 its seat is out of the round";
     } else if (step.opening) {
-      banner.classList.add("opening");
+      kind = "opening";
       text += " (an opening move given, not chosen by the bot)";
     }
-    banner.appendChild(el("div", "", text));
+    banner.appendChild(el("div", kind, text));
     if (t.end_reason !== null) {
-      banner.classList.add("end");
-      banner.appendChild(el("div", "", round.end_text));
+      banner.appendChild(el("div", "end", round.end_text));
       if (data.match && step === lastOfRound(step.round)) {
         let line = "tokens after this round: " + round.tokens_after.join(" : ");
         if (round.number === data.rounds.length && data.match_winner !== null) {
           line += " \\u2014 " + who(data.match_winner) + " wins the match";
         }
-        banner.appendChild(el("div", "", line));
+        banner.appendChild(el("div", "end", line));
       }
     }
   }

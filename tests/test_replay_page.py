@@ -330,18 +330,29 @@ def _copy(game: Game) -> Game:
     return copy
 
 
-def shown_hand(driver: Any, seat: int) -> list[str]:
-    from selenium.webdriver.common.by import By
+#: What the page shows now, read in one round trip: the step counter, each seat's hand (card
+#: values, "back" for a card face down), the deck count, the set-aside card, the log lines and
+#: the highlighted ones.
+SHOWN = """
+const cards = (node) => Array.from(node.querySelectorAll(".card"), (c) => c.dataset.card);
+const lines = (selector) =>
+  Array.from(document.querySelectorAll(selector), (li) => li.firstChild.textContent);
+return {
+  position: document.getElementById("position").textContent,
+  hands: Array.from(document.querySelectorAll(".seat .hand"), cards),
+  deck: document.getElementById("deck-count").textContent,
+  aside: document.getElementById("set-aside").dataset.card,
+  draw_pile: document.getElementById("draw-pile") !== null,
+  log: lines("#log li"),
+  current: lines("#log li.current"),
+};
+"""
 
-    panel = driver.find_element(By.CSS_SELECTOR, f'.seat[data-seat="{seat}"] .hand')
-    return [c.get_attribute("data-card") for c in panel.find_elements(By.CSS_SELECTOR, ".card")]
 
-
-def current_log(driver: Any) -> list[str]:
-    from selenium.webdriver.common.by import By
-
-    lines = driver.find_elements(By.CSS_SELECTOR, "#log li.current")
-    return [line.text.split(" [seen by")[0] for line in lines]
+def shown(driver: Any) -> dict[str, Any]:
+    """What the page shows now (:data:`SHOWN`)."""
+    found: dict[str, Any] = driver.execute_script(SHOWN)
+    return found
 
 
 def test_the_page_steps_through_a_stored_game_in_a_browser(
@@ -354,6 +365,7 @@ def test_the_page_steps_through_a_stored_game_in_a_browser(
     page, record = stored_page
     assert not record.faults
     tables = expected_steps(record)
+    last = len(tables)
     browser.get(page.as_uri())
     body = browser.find_element(By.TAG_NAME, "body")
     view = Select(browser.find_element(By.ID, "view"))
@@ -362,58 +374,58 @@ def test_the_page_steps_through_a_stored_game_in_a_browser(
         "As seat 0 (uniform) saw it",
         "As seat 1 (uniform:seed=1) saw it",
     ]
-    deck_count = lambda: browser.find_element(By.ID, "deck-count").text  # noqa: E731
-    position = lambda: browser.find_element(By.ID, "position").text  # noqa: E731
 
     # everything, forward with the keyboard: true hands, deck count, the step's log lines
     for k, (game, events) in enumerate(tables):
-        assert position() == f"step {k + 1} of {len(tables)}"
-        for seat in range(record.players):
-            assert shown_hand(browser, seat) == [str(int(c)) for c in game.hand(seat)]
-        assert deck_count() == str(game.observation(0).deck_size)
-        assert current_log(browser) == [e.text(record.seats) for e in events]
+        now = shown(browser)
+        assert now["position"] == f"step {k + 1} of {last}"
+        assert now["hands"] == [[str(int(c)) for c in game.hand(s)] for s in range(2)]
+        assert now["deck"] == str(game.observation(0).deck_size)
+        assert now["aside"] == str(int(record.deck[0])) and now["draw_pile"]
+        assert now["current"] == [e.text(record.seats) for e in events]
+        assert now["log"] == [e.text(record.seats) for e in record.events]
         body.send_keys(Keys.ARROW_RIGHT)
-    assert position() == f"step {len(tables)} of {len(tables)}"  # no step past the end
+    assert shown(browser)["position"] == f"step {last} of {last}"  # no step past the end
     assert "wins" in browser.find_element(By.ID, "banner").text
 
     # as seat 0 saw it, backward with the button: its hand, the other hand face down (or the
     # card it knew), only the log lines it saw
     view.select_by_value("0")
     previous = browser.find_element(By.ID, "prev")
-    everything = [e.text(record.seats) for e in record.events]
-    for k in reversed(range(len(tables))):
+    seen_log = [e.text(record.seats) for e in record.events if e.visible(0)]
+    for k in reversed(range(last)):
         game, events = tables[k]
-        assert position() == f"step {k + 1} of {len(tables)}"
         seen = game.observation(0)
-        assert shown_hand(browser, 0) == [str(int(c)) for c in seen.hand]
         other = ["back"] * len(game.hand(1))
         if other and seen.known[1] is not None:
             other[0] = str(int(seen.known[1]))
-        assert shown_hand(browser, 1) == other
-        assert deck_count() == str(seen.deck_size)
-        assert current_log(browser) == [e.text(record.seats) for e in events if e.visible(0)]
-        log = [li.text.split(" [seen by")[0] for li in browser.find_elements(By.ID, "log")[0]
-               .find_elements(By.TAG_NAME, "li")]  # fmt: skip
-        assert log == [t for t, e in zip(everything, record.events, strict=True) if e.visible(0)]
+        now = shown(browser)
+        assert now["position"] == f"step {k + 1} of {last}"
+        assert now["hands"] == [[str(int(c)) for c in seen.hand], other]
+        assert now["deck"] == str(seen.deck_size)
+        assert now["aside"] == "back" and not now["draw_pile"]
+        assert now["current"] == [e.text(record.seats) for e in events if e.visible(0)]
+        assert now["log"] == seen_log
         if k:
             previous.click()
+
     # the Priest's look: seat 0 knows seat 1's card; the picture for the docs
     browser.find_element(By.ID, "next").click()
     known = tables[1][0].observation(0).known[1]
-    assert known is not None and shown_hand(browser, 1)[0] == str(int(known))
+    assert known is not None and shown(browser)["hands"][1][0] == str(int(known))
     DOCS_IMAGE.parent.mkdir(exist_ok=True)
     assert browser.save_screenshot(str(DOCS_IMAGE))
 
     # End and Home keys, and the slider
     body.send_keys(Keys.END)
-    assert position() == f"step {len(tables)} of {len(tables)}"
+    assert shown(browser)["position"] == f"step {last} of {last}"
     body.send_keys(Keys.HOME)
-    assert position() == f"step 1 of {len(tables)}"
+    assert shown(browser)["position"] == f"step 1 of {last}"
     browser.execute_script(
         "const s = document.getElementById('slider'); s.value = 2;"
         "s.dispatchEvent(new Event('input'));"
     )
-    assert position() == f"step 3 of {len(tables)}"
+    assert shown(browser)["position"] == f"step 3 of {last}"
     assert browser.get_log("browser") == []
 
 
@@ -429,10 +441,31 @@ def test_a_hidden_page_in_a_browser_shows_every_hand_face_down(
     browser.get(page.as_uri())
     view = Select(browser.find_element(By.ID, "view"))
     assert [o.text for o in view.options] == ["What every seat saw"]
-    steps = len(embedded(page.read_text())["steps"])
-    for _ in range(steps):
-        for seat in range(2):
-            assert set(shown_hand(browser, seat)) <= {"back"}
-        assert browser.find_element(By.ID, "set-aside").get_attribute("data-card") == "back"
-        assert not browser.find_elements(By.ID, "draw-pile")
+    public = [e.text(record.seats) for e in record.events if e.public]
+    for k in range(len(embedded(page.read_text())["steps"])):
+        now = shown(browser)
+        assert now["position"].startswith(f"step {k + 1} of")
+        assert {card for hand in now["hands"] for card in hand} <= {"back"}
+        assert now["aside"] == "back" and not now["draw_pile"]
+        assert now["log"] == public
         browser.find_element(By.ID, "next").click()
+
+
+def test_a_fault_and_the_end_are_shown_plainly_in_a_browser(browser: Any, tmp_path: Path) -> None:
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.common.keys import Keys
+
+    record = play(("Priest->1",), bots=(UniformBot(), Crasher()))
+    page = tmp_path / "fault.html"
+    page.write_text(replay_page_html(record, game_id=3, tournament_id=1, hidden=False))
+    browser.get(page.as_uri())
+    assert not browser.find_elements(By.CSS_SELECTOR, "#banner .fault")
+    browser.find_element(By.TAG_NAME, "body").send_keys(Keys.END)
+    fault = browser.find_element(By.CSS_SELECTOR, "#banner .fault").text
+    assert fault == (
+        "Fault: seat 1 (uniform:seed=1): crash: act raised RuntimeError: no idea"
+        " \u2014 its seat is out of the round"
+    )
+    end = browser.find_element(By.CSS_SELECTOR, "#banner .end").text
+    assert end == "round over (only one player is left): seat 0 (uniform) wins"
+    assert "out" in browser.find_element(By.CSS_SELECTOR, '.seat[data-seat="1"]').text
