@@ -1,9 +1,18 @@
-"""Bot specifications: ``name`` or ``name[param=value,...]`` naming a configured bot."""
+"""Bot specifications: ``name`` or ``name[param=value,...]`` naming a configured bot, and the
+declared parameters a specification is checked against.
+
+A bot registers its parameters as defaults (``{"iterations": 1000, "c": 0.7}``), optionally with
+bounds (``ranges={"iterations": (1, None), "c": (0.0, None)}``) and types where the default's
+is not the one meant (``types={"c": float}``). :func:`declare_params` turns that into one
+:class:`ParamRule` per parameter; :meth:`BotSpec.resolve` refuses a setting that breaks its rule
+before anything is played, naming the bot, the parameter, the value and what is allowed.
+"""
 
 from __future__ import annotations
 
+import math
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -24,10 +33,165 @@ def _parse_value(text: str) -> Any:
     return text
 
 
-def _format_value(value: Any) -> str:
+def format_value(value: Any) -> str:
+    """A parameter value as a spec writes it (``true``/``false`` for booleans)."""
     if isinstance(value, bool):
         return "true" if value else "false"
     return str(value)
+
+
+#: The parameter types a bot may declare, by the names a listing carries.
+PARAM_TYPES: dict[str, type] = {"bool": bool, "int": int, "float": float, "str": str}
+
+Number = int | float
+
+
+def _type_name(default: Any) -> str:
+    for name, kind in PARAM_TYPES.items():
+        if type(default) is kind:
+            return name
+    raise ValueError(f"default {default!r} is not a bool, int, float or str")
+
+
+def _bound_text(value: Number) -> str:
+    if isinstance(value, float) and math.isinf(value):
+        return "inf" if value > 0 else "-inf"
+    return f"{value:g}" if isinstance(value, float) else str(value)
+
+
+@dataclass(frozen=True)
+class ParamRule:
+    """What one bot parameter accepts: its type (``"bool"``, ``"int"``, ``"float"`` or
+    ``"str"``) and, for numbers, inclusive bounds (``None``: open). A float is never NaN, and
+    is infinite only where a bound is: ``(0.0, math.inf)`` allows ``inf``, ``(0.0, None)`` does
+    not."""
+
+    kind: str
+    low: Number | None = None
+    high: Number | None = None
+
+    def __post_init__(self) -> None:
+        if self.kind not in PARAM_TYPES:
+            raise ValueError(f"type {self.kind!r} is not one of {', '.join(PARAM_TYPES)}")
+        if self.kind not in ("int", "float") and (self.low, self.high) != (None, None):
+            raise ValueError(f"a {self.kind} parameter has no range")
+        for bound in (self.low, self.high):
+            if bound is None:
+                continue
+            if isinstance(bound, bool) or not isinstance(bound, int | float) or bound != bound:
+                raise ValueError(f"bound {bound!r} is not a number")
+            if self.kind == "int" and not isinstance(bound, int):
+                raise ValueError(f"bound {bound!r} of an int parameter is not an int")
+        if self.low is not None and self.high is not None and self.low > self.high:
+            raise ValueError(f"range ({self.low}, {self.high}) is empty")
+
+    def allowed(self) -> str:
+        """What the parameter accepts, in words: ``an int >= 1``, ``a float from 0 to 1``."""
+        if self.kind == "bool":
+            return "true or false"
+        if self.kind == "str":
+            return "a string"
+        infinite = any(isinstance(b, float) and math.isinf(b) for b in (self.low, self.high))
+        what = "an int" if self.kind == "int" else "a float" if infinite else "a finite float"
+        if self.low is not None and self.high is not None:
+            return f"{what} from {_bound_text(self.low)} to {_bound_text(self.high)}"
+        if self.low is not None:
+            return f"{what} >= {_bound_text(self.low)}"
+        if self.high is not None:
+            return f"{what} <= {_bound_text(self.high)}"
+        return what
+
+    def check(self, value: Any) -> Any:
+        """``value`` as this parameter's type; :class:`ValueError` if it is not allowed."""
+        if self.kind == "bool":
+            if not isinstance(value, bool):
+                raise ValueError
+            return value
+        if self.kind == "str":
+            return value if isinstance(value, str) else format_value(value)
+        if isinstance(value, bool) or not isinstance(value, int | float):
+            raise ValueError
+        if self.kind == "int":
+            if not (isinstance(value, int) or (math.isfinite(value) and value == int(value))):
+                raise ValueError
+            number: Number = int(value)
+        else:
+            number = float(value)
+            if number != number:
+                raise ValueError
+            if math.isinf(number) and number not in (self.low, self.high):
+                raise ValueError
+        if (self.low is not None and number < self.low) or (
+            self.high is not None and number > self.high
+        ):
+            raise ValueError
+        return number
+
+    def to_json(self) -> dict[str, Any]:
+        """A JSON-ready dict: ``type``, ``min``, ``max`` (``null`` open, ``"inf"`` infinite)."""
+
+        def bound(value: Number | None) -> Any:
+            if isinstance(value, float) and math.isinf(value):
+                return _bound_text(value)
+            return value
+
+        return {"type": self.kind, "min": bound(self.low), "max": bound(self.high)}
+
+    @classmethod
+    def from_json(cls, data: Any) -> ParamRule:
+        """The inverse of :meth:`to_json`; :class:`ValueError` or :class:`TypeError` if
+        ``data`` is not one."""
+        if not isinstance(data, dict):
+            raise TypeError(f"parameter rule {str(data)[:80]} is not an object")
+
+        def bound(value: Any) -> Number | None:
+            if value in ("inf", "-inf"):
+                return float(value)
+            return value
+
+        return cls(str(data.get("type")), bound(data.get("min")), bound(data.get("max")))
+
+
+def declare_params(
+    bot: str,
+    defaults: Mapping[str, Any],
+    ranges: Mapping[str, tuple[Number | None, Number | None]] | None = None,
+    types: Mapping[str, type | str] | None = None,
+) -> dict[str, ParamRule]:
+    """The rules of bot ``bot``'s parameters: each default's own type unless ``types`` names
+    another (``bool``, ``int``, ``float``, ``str`` or their names), bounded by ``ranges``
+    (``(low, high)``, inclusive, ``None`` open). :class:`ValueError` names what is wrong with
+    the declaration: a parameter ``ranges`` or ``types`` names that has no default, a bad type
+    or range, or a default its own rule refuses."""
+    rules: dict[str, ParamRule] = {}
+    for extra in sorted({*(ranges or {}), *(types or {})} - set(defaults)):
+        raise ValueError(
+            f"bot {bot!r} declares a range or type for {extra!r}, which has no default"
+        )
+    for key, default in defaults.items():
+        if not isinstance(key, str) or not key:
+            raise ValueError(f"bot {bot!r} has a parameter name {key!r} that is not a string")
+        declared = (types or {}).get(key)
+        kind = (
+            _type_name(default)
+            if declared is None
+            else declared
+            if isinstance(declared, str)
+            else _type_name(declared())
+        )
+        try:
+            low, high = (ranges or {}).get(key, (None, None))
+            rule = ParamRule(kind, low, high)
+        except (TypeError, ValueError) as exc:
+            raise ValueError(f"bot {bot!r}, parameter {key!r}: {exc}") from None
+        try:
+            rule.check(default)
+        except ValueError:
+            raise ValueError(
+                f"bot {bot!r}, parameter {key!r}: default {default!r} is not {rule.allowed()}"
+            ) from None
+        rules[key] = rule
+    return rules
 
 
 def unknown_bot(name: str, known: Iterable[str], broken: Iterable[str] = ()) -> UnknownBotError:
@@ -69,7 +233,7 @@ class BotSpec:
     def __str__(self) -> str:
         if not self.params:
             return self.name
-        return f"{self.name}[" + ",".join(f"{k}={_format_value(v)}" for k, v in self.params) + "]"
+        return f"{self.name}[" + ",".join(f"{k}={format_value(v)}" for k, v in self.params) + "]"
 
     @classmethod
     def parse(cls, text: str) -> BotSpec:
@@ -93,10 +257,15 @@ class BotSpec:
                 params[key] = _parse_value(value)
         return cls(m.group(1), tuple(params.items()))
 
-    def resolve(self, defaults: dict[str, Any]) -> BotSpec:
-        """Check the settings against a bot's parameter defaults and cast them to the defaults'
-        types; the result lists only settings that differ from the default, in the defaults'
-        order, so equal configurations have equal canonical names."""
+    def resolve(
+        self, defaults: Mapping[str, Any], rules: Mapping[str, ParamRule] | None = None
+    ) -> BotSpec:
+        """Check the settings against a bot's parameters: their defaults and ``rules`` (by
+        default each default's own type, see :func:`declare_params`), cast them to their
+        types, and raise :class:`UnknownBotError` naming the bot, the parameter, the value and
+        what is allowed for one that breaks its rule. The result lists only settings that
+        differ from the default, in the defaults' order, so equal configurations have equal
+        canonical names."""
         given = dict(self.params)
         unknown = sorted(set(given) - set(defaults))
         if unknown:
@@ -104,34 +273,25 @@ class BotSpec:
             raise UnknownBotError(
                 f"bot {self.name!r} has no parameter {unknown[0]!r} (parameters: {known})"
             )
+        declared = dict(rules) if rules is not None else {}
         out = []
         for key, default in defaults.items():
             if key not in given:
                 continue
-            value = given[key]
+            rule = declared.get(key) or ParamRule(_type_name(default))
             try:
-                if isinstance(default, bool):
-                    if not isinstance(value, bool):
-                        raise ValueError
-                elif isinstance(default, int):
-                    if isinstance(value, bool) or int(value) != value:
-                        raise ValueError
-                    value = int(value)
-                elif isinstance(default, float):
-                    if isinstance(value, bool):
-                        raise ValueError
-                    value = float(value)
-                else:
-                    value = str(value)
-            except (TypeError, ValueError):
+                value = rule.check(given[key])
+            except ValueError:
                 raise UnknownBotError(
-                    f"parameter {key!r} of bot {self.name!r} must be {type(default).__name__}, "
-                    f"not {_format_value(given[key])!r}"
+                    f"bot {self.name!r}: {key}={format_value(given[key])} is refused: "
+                    f"{key} is {rule.allowed()}"
                 ) from None
             if value != default:
                 out.append((key, value))
         return BotSpec(self.name, tuple(out))
 
-    def settings(self, defaults: dict[str, Any]) -> dict[str, Any]:
+    def settings(
+        self, defaults: Mapping[str, Any], rules: Mapping[str, ParamRule] | None = None
+    ) -> dict[str, Any]:
         """The full parameter dict: defaults overridden by this spec's (resolved) settings."""
-        return {**defaults, **dict(self.resolve(defaults).params)}
+        return {**defaults, **dict(self.resolve(defaults, rules).params)}

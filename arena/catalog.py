@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from arena import protocol as P
-from arena.botspec import BotSpec, unknown_bot
+from arena.botspec import BotSpec, ParamRule, declare_params, format_value, unknown_bot
 from arena.names import Claim, check_name, one_line, settle
 from arena.plugins import (
     PluginError,
@@ -51,6 +51,8 @@ class BotEntry:
     version: str
     variants: tuple[str, ...] = ("classic", "huibers")
     players: tuple[int, ...] = (2, 3, 4)
+    #: Each parameter's type and bounds (see :func:`arena.botspec.declare_params`).
+    rules: dict[str, ParamRule] = field(default_factory=dict)
 
     @property
     def plugin_ref(self) -> str:
@@ -68,7 +70,17 @@ class BotEntry:
             "version": self.version,
             "variants": list(self.variants),
             "players": list(self.players),
+            "rules": {key: rule.to_json() for key, rule in self.rules.items()},
         }
+
+    def describe_params(self) -> str:
+        """The parameters in one line: ``iterations=1000 (an int >= 1), c=0.7 (...)``."""
+        return ", ".join(
+            f"{key}={format_value(value)} ({self.rules[key].allowed()})"
+            if key in self.rules
+            else f"{key}={format_value(value)}"
+            for key, value in self.params.items()
+        )
 
 
 @dataclass(frozen=True)
@@ -102,7 +114,7 @@ class Catalog:
             raise refused_bot(spec.name, self.contested) or unknown_bot(
                 spec.name, self.bots, [e.plugin for e in self.errors]
             )
-        return spec.resolve(entry.params), entry
+        return spec.resolve(entry.params, entry.rules), entry
 
 
 def _read_listing(
@@ -177,8 +189,20 @@ def _bot_entry(plugin: PluginInfo, bot: dict[str, Any]) -> BotEntry:
         isinstance(k, str) and isinstance(v, _PARAM_TYPES) for k, v in params.items()
     ):
         raise TypeError(f"parameters {str(params)[:80]} are not names with simple defaults")
+    name = check_name("bot", bot["name"])
+    rules = bot.get("rules", {})
+    if not isinstance(rules, dict):
+        raise TypeError(f"parameter rules {str(rules)[:80]} are not a mapping")
+    declared = {key: ParamRule.from_json(rule) for key, rule in rules.items()}
+    # the listing's rules must be a declaration of these defaults (checked the same way)
+    inferred = declare_params(
+        name,
+        params,
+        {k: (r.low, r.high) for k, r in declared.items()},
+        {k: r.kind for k, r in declared.items()},
+    )
     return BotEntry(
-        check_name("bot", bot["name"]),
+        name,
         str(bot.get("description", "")),
         dict(params),
         plugin.name,
@@ -186,6 +210,7 @@ def _bot_entry(plugin: PluginInfo, bot: dict[str, Any]) -> BotEntry:
         plugin.version,
         tuple(str(v) for v in bot.get("variants", ("classic", "huibers"))),
         tuple(int(p) for p in bot.get("players", (2, 3, 4))),
+        inferred,
     )
 
 

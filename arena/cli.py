@@ -429,8 +429,7 @@ def bots(sandbox: str, as_json: bool) -> None:
         click.echo(f"{entry.name:<14} {entry.description}")
         click.echo(f"{'':<14} plugin {entry.plugin!r} from {origin}")
         if entry.params:
-            settings = ", ".join(f"{k}={v!r}" for k, v in entry.params.items())
-            click.echo(f"{'':<14} parameters: {settings}")
+            click.echo(f"{'':<14} parameters: {entry.describe_params()}")
         plays = ", ".join(entry.variants) + "; " + "/".join(map(str, entry.players)) + " players"
         click.echo(f"{'':<14} plays: {plays}")
     for error in catalog.errors:

@@ -18,13 +18,17 @@ hookimpl = pluggy.HookimplMarker("arena")
 @hookspec
 def arena_register_bots(register: Callable[..., None]) -> None:
     """Register bots by calling ``register(name, factory, description, params, variants,
-    players)``.
+    players, ranges, types)``.
 
     ``factory(**params)`` builds a bot: an object with ``act(observation)`` returning one of the
     observation's legal actions, and optionally ``reset(seed)``. ``description`` is one line;
     ``params`` maps each parameter name to its default (int, float, bool or str), so that
-    ``name[param=value,...]`` names a configured bot. ``variants`` (names) and ``players``
-    (counts) say what the bot can play; by default every variant and 2 to 4 players.
+    ``name[param=value,...]`` names a configured bot. ``ranges`` bounds numeric parameters
+    (``{"depth": (1, None)}``, inclusive, ``None`` open) and ``types`` gives a parameter
+    another type than its default's (``{"c": float}``): a setting outside them is refused
+    before anything is played (:func:`arena.botspec.declare_params`). ``variants`` (names) and
+    ``players`` (counts) say what the bot can play; by default every variant and 2 to 4
+    players.
     """
 
 

@@ -78,6 +78,7 @@ def _listing(plugin: str) -> bytes:
             "name": b.name,
             "description": b.description,
             "params": b.params,
+            "rules": {key: rule.to_json() for key, rule in b.rules.items()},
             "variants": list(b.variants),
             "players": list(b.players),
         }

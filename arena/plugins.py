@@ -18,7 +18,7 @@ from typing import Any
 import pluggy
 
 from arena import hookspecs
-from arena.botspec import BotSpec, unknown_bot
+from arena.botspec import BotSpec, Number, ParamRule, declare_params, unknown_bot
 from arena.errors import UnknownBotError
 from arena.names import (
     BUILTIN_DISTRIBUTION,
@@ -36,8 +36,9 @@ GROUP = "arena.bots"
 
 @dataclass(frozen=True)
 class BotInfo:
-    """A registered bot: its name, factory, one-line description, parameter defaults, and the
-    plugin, distribution and version it comes from."""
+    """A registered bot: its name, factory, one-line description, parameter defaults, the
+    plugin, distribution and version it comes from, what it plays, and the rule of each
+    parameter (see :func:`~arena.botspec.declare_params`)."""
 
     name: str
     factory: Callable[..., Any] = field(repr=False)
@@ -48,10 +49,11 @@ class BotInfo:
     version: str
     variants: tuple[str, ...] = ("classic", "huibers")
     players: tuple[int, ...] = (2, 3, 4)
+    rules: dict[str, ParamRule] = field(default_factory=dict)
 
     def build(self, spec: BotSpec | None = None) -> Any:
         """A new bot configured by ``spec`` (defaults when ``None``)."""
-        settings = (spec or BotSpec(self.name)).settings(self.params)
+        settings = (spec or BotSpec(self.name)).settings(self.params, self.rules)
         return self.factory(**settings)
 
 
@@ -97,7 +99,7 @@ class Registry:
         """Parse a bot spec, check it, and build the bot; returns (canonical spec, bot)."""
         spec = BotSpec.parse(text) if isinstance(text, str) else text
         info = self.get(spec.name)
-        canonical = spec.resolve(info.params)
+        canonical = spec.resolve(info.params, info.rules)
         return canonical, info.build(canonical)
 
 
@@ -247,20 +249,24 @@ def load_registry(
             params: dict[str, Any] | None = None,
             variants: Iterable[str] | None = None,
             players: Iterable[int] | None = None,
+            ranges: dict[str, tuple[Number | None, Number | None]] | None = None,
+            types: dict[str, type | str] | None = None,
             _plugin: str = plugin,
             _dist: str = dist,
             _version: str = version,
         ) -> None:
+            defaults = dict(params or {})
             info = BotInfo(
                 check_name("bot", name),
                 factory,
                 description,
-                dict(params or {}),
+                defaults,
                 _plugin,
                 _dist,
                 _version,
                 _claimed_variants(name, variants),
                 _claimed_players(name, players),
+                declare_params(name, defaults, ranges, types),
             )
             bots.append(Claim(name, _plugin, _dist, info))
 

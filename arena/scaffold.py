@@ -159,6 +159,7 @@ pip install -e '.[test]'        # the arena finds the bot through its entry poin
 arena bots                      # $name is listed, with its parameters
 arena play $name uniform        # one round against the random reference bot
 arena play '$name[guard_known=false]' uniform
+arena play '$name[explore=0.2]' uniform   # explore is declared 0 to 1: explore=2 is refused
 arena check $name               # the conformance run: do this before you submit
 pytest                          # this package's own tests
 ```
@@ -167,7 +168,8 @@ pytest                          # this package's own tests
 
 - `src/$package/bot.py`: the bot. `act(observation)` gets what this seat may know and returns
   one of `observation.legal_actions`. Make it smarter here.
-- `src/$package/plugin.py`: registers the bot with the arena (name, description, parameters).
+- `src/$package/plugin.py`: registers the bot with the arena (name, description, parameters
+  with their defaults, and the range of each number).
 - `tests/test_bot.py`: plays many random rounds and checks every answer is legal.
 
 The bot runs in its own sandboxed process: no network, no files outside a private `/tmp`, a
@@ -197,17 +199,22 @@ from .bot import $cls
 
 @hookimpl
 def arena_register_bots(register: Callable[..., Any]) -> None:
-    """Register the $name bot: name, factory, one-line description, parameter defaults.
+    """Register the $name bot: name, factory, one-line description, parameter defaults, and
+    the range of each number parameter.
 
     ``register`` also takes ``variants=("classic",)`` and ``players=(2,)`` to claim fewer
-    variants or player counts than all of them.
+    variants or player counts than all of them, and ``types={"explore": float}`` where a
+    default's type is not the one meant.
     """
     register(
         "$name",
         $cls,
         "never plays the Princess if it can help it, Guards a card it knows, else random",
-        # Every parameter with its default; `$name[guard_known=false]` overrides one.
-        {"guard_known": True},
+        # Every parameter with its default; `$name[guard_known=false]` overrides one. Its type
+        # is the default's: `$name[guard_known=2]` is refused before anything is played.
+        {"guard_known": True, "explore": 0.0},
+        # Bounds of number parameters, inclusive (None: open): `$name[explore=2]` is refused.
+        ranges={"explore": (0.0, 1.0)},
     )
 '''
 
@@ -224,16 +231,18 @@ class $cls(Bot):
     """Plays a sure Guard hit when it knows an opponent's card, never the Princess when it has
     another choice, and otherwise a random legal action.
 
-    ``guard_known``: whether to use what it knows for a Guard (a parameter, for the example).
+    ``guard_known``: whether to use what it knows for a Guard; ``explore``: the chance (0 to 1)
+    of a random legal move instead (parameters, for the example).
     """
 
     name = "$name"
 
-    def __init__(self, guard_known: bool = True) -> None:
+    def __init__(self, guard_known: bool = True, explore: float = 0.0) -> None:
         # Bot.__init__ makes self.rng; the referee calls self.reset(seed) before every round,
         # which reseeds it, so the bot plays the same way for the same seed.
         super().__init__()
         self.guard_known = guard_known
+        self.explore = explore
 
     def act(self, observation: Observation) -> Action:
         """Choose this seat's move: one of ``observation.legal_actions``.
@@ -247,6 +256,9 @@ class $cls(Bot):
         - ``hand`` (not used here): this seat's two cards on its turn.
         """
         choices = list(observation.legal_actions)
+        # With the chance `explore`, any legal move: play varies, and can even be a blunder.
+        if self.explore and self.rng.random() < self.explore:
+            return self.rng.choice(choices)
 
         # Playing the Princess knocks us out: do it only when there is nothing else to play.
         safe = [action for action in choices if action.card != Card.PRINCESS]
@@ -275,6 +287,7 @@ from __future__ import annotations
 import random
 
 import pytest
+from arena.errors import ArenaError
 from arena.game import Card, Game
 from arena.plugins import load_registry
 
@@ -289,7 +302,10 @@ def test_always_a_legal_action(variant: str, players: int) -> None:
     rng = random.Random(f"{variant}-{players}")
     for number in range(100):
         game = Game(players, variant, seed=rng.randrange(2**32), first=rng.randrange(players))
-        bots = [$cls(guard_known=rng.random() < 0.5) for _ in range(players)]
+        bots = [
+            $cls(guard_known=rng.random() < 0.5, explore=rng.choice([0.0, 0.3]))
+            for _ in range(players)
+        ]
         for bot in bots:
             bot.reset(rng.randrange(2**32))
         while not game.over:
@@ -297,7 +313,7 @@ def test_always_a_legal_action(variant: str, players: int) -> None:
             observation = game.observation(seat, round=number + 1)
             action = bots[seat].act(observation)
             assert action in observation.legal_actions, (action, observation)
-            if action.card == Card.PRINCESS:
+            if action.card == Card.PRINCESS and not bots[seat].explore:
                 assert {a.card for a in observation.legal_actions} == {Card.PRINCESS}
             game.play(action)
 
@@ -305,8 +321,16 @@ def test_always_a_legal_action(variant: str, players: int) -> None:
 def test_the_plugin_registers_the_bot() -> None:
     registry = load_registry([("$name-test", plugin)], entry_points=False)
     info = registry.get("$name")
-    assert info.params == {"guard_known": True}
-    spec, bot = registry.build("$name[guard_known=false]")
-    assert str(spec) == "$name[guard_known=false]"
-    assert isinstance(bot, $cls) and bot.guard_known is False
+    assert info.params == {"guard_known": True, "explore": 0.0}
+    spec, bot = registry.build("$name[guard_known=false,explore=0.5]")
+    assert str(spec) == "$name[guard_known=false,explore=0.5]"
+    assert isinstance(bot, $cls)
+    assert bot.guard_known is False and bot.explore == 0.5
+
+
+@pytest.mark.parametrize("setting", ["explore=2", "explore=nan", "guard_known=2"])
+def test_settings_outside_the_declaration_are_refused(setting: str) -> None:
+    registry = load_registry([("$name-test", plugin)], entry_points=False)
+    with pytest.raises(ArenaError, match="is refused"):
+        registry.build(f"$name[{setting}]")
 '''

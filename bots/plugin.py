@@ -22,4 +22,5 @@ def arena_register_bots(register: Callable[..., Any]) -> None:
             dict(info.params),
             variants=info.variants,
             players=info.players,
+            ranges=dict(info.ranges),
         )

@@ -14,7 +14,7 @@ from __future__ import annotations
 import importlib
 import importlib.util
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -22,6 +22,7 @@ if TYPE_CHECKING:  # numpy comes with the kernels, when a policy bot is built
     import numpy as np
 
 from arena.bot import Bot
+from arena.botspec import ParamRule, declare_params
 from arena.game import Action, Observation
 
 #: Modules of policies not named after their bot.
@@ -44,7 +45,8 @@ ISMCTS = 9
 class PolicyInfo:
     """A bot with a numba policy: its name, policy id, parameter defaults (numbers, in the order
     the policy reads them from ``params``), one-line description, the variants and player counts
-    it plays, and whether it reads the Dynamic Programming table."""
+    it plays, whether it reads the Dynamic Programming table, and its parameters' bounds
+    (inclusive, ``None`` open; see :func:`arena.botspec.declare_params`)."""
 
     name: str
     policy_id: int
@@ -53,6 +55,11 @@ class PolicyInfo:
     variants: tuple[str, ...] | None = None
     players: tuple[int, ...] | None = None
     needs_table: bool = False
+    ranges: dict[str, tuple[float | int | None, float | int | None]] = field(default_factory=dict)
+
+    def rules(self) -> dict[str, ParamRule]:
+        """Each parameter's type and bounds."""
+        return declare_params(self.name, self.params, self.ranges)
 
     def param_array(self, settings: dict[str, Any] | None = None) -> np.ndarray:
         """The ``params`` array for ``settings`` (defaults where not given)."""
@@ -68,6 +75,10 @@ class PolicyInfo:
         function: Callable[..., int] = getattr(module, f"{self.name}_policy")
         return function
 
+
+#: The largest count a search parameter takes (iterations, playouts, determinizations, depth):
+#: policies read their parameters as float64 and convert them to machine integers.
+MAX_COUNT = 10**9
 
 #: Every bot with a numba policy, by name.
 POLICIES: dict[str, PolicyInfo] = {
@@ -111,6 +122,7 @@ POLICIES: dict[str, PolicyInfo] = {
             "Huibers 2016 3.1.2: each option tried in random playouts, the most wins played",
             variants=("classic", "huibers"),
             players=(2, 3, 4),
+            ranges={"playouts": (1, MAX_COUNT)},
         ),
         PolicyInfo(
             "minimax",
@@ -120,6 +132,7 @@ POLICIES: dict[str, PolicyInfo] = {
             "a vote",
             variants=("classic", "huibers"),
             players=(2, 3, 4),
+            ranges={"determinizations": (1, MAX_COUNT), "depth": (0, MAX_COUNT)},
         ),
         PolicyInfo(
             "pimc",
@@ -128,6 +141,12 @@ POLICIES: dict[str, PolicyInfo] = {
             "Omarov et al. 2018: PIMC, a UCT tree per sampled deal, the trees' majority vote",
             variants=("classic", "huibers"),
             players=(2, 3, 4),
+            ranges={
+                "determinizations": (1, MAX_COUNT),
+                "iterations": (1, MAX_COUNT),
+                "c": (0.0, None),
+                "seconds": (0.0, None),
+            },
         ),
         PolicyInfo(
             "ismcts",
@@ -136,6 +155,7 @@ POLICIES: dict[str, PolicyInfo] = {
             "Cowling et al. 2012 / Omarov et al. 2018: SO-ISMCTS, one tree over information sets",
             variants=("classic", "huibers"),
             players=(2, 3, 4),
+            ranges={"iterations": (1, MAX_COUNT), "c": (0.0, None), "seconds": (0.0, None)},
         ),
     )
 }

@@ -168,7 +168,7 @@ def policy_specs(bots: Sequence[str]) -> list[tuple[str, int, np.ndarray]]:
                 f"bot {spec.name!r} has no numba policy, so it cannot be simulated "
                 f"(bots that can: {known}); use a tournament to play it"
             )
-        canonical = spec.resolve(dict(info.params))
+        canonical = spec.resolve(dict(info.params), info.rules())
         out.append((str(canonical), info.policy_id, info.param_array(dict(canonical.params))))
     return out
 

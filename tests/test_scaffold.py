@@ -116,7 +116,8 @@ def test_the_installed_package_is_listed_at_once(scaffolded: tuple[Path, Path]) 
     entry = {b["name"]: b for b in data["bots"]}["scaffolded"]
     assert entry["distribution"] == "loveletter-scaffolded"
     assert entry["plugin"] == "scaffolded"
-    assert entry["params"] == {"guard_known": True}
+    assert entry["params"] == {"guard_known": True, "explore": 0.0}
+    assert entry["rules"]["explore"] == {"type": "float", "min": 0.0, "max": 1.0}
     assert data["errors"] == []
 
 
@@ -141,4 +142,4 @@ def test_the_package_s_own_tests_pass(scaffolded: tuple[Path, Path]) -> None:
         timeout=300,
     )
     assert done.returncode == 0, done.stdout[-3000:]
-    assert "5 passed" in done.stdout
+    assert "8 passed" in done.stdout
