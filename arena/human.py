@@ -193,6 +193,7 @@ class HumanBot(Bot):
         self.ask = ask
         self.say = say
         self.shown = 0  # events of this round already shown
+        self.rounds = 0  # rounds finished
 
     def reset(self, seed: int) -> None:
         """A new round: nothing of it shown yet."""
@@ -203,11 +204,14 @@ class HumanBot(Bot):
         """Show what happened since the last look: the round's header first, then every new
         event."""
         if self.shown == 0:
-            self.say("")
-            self.say(f"== round {observation.round} == you are seat {observation.seat}")
+            self._header()
         for line in event_lines(observation, self.shown, self.names):
             self.say(line)
         self.shown = len(observation.events)
+
+    def _header(self) -> None:
+        self.say("")
+        self.say(f"== round {self.rounds + 1} == you are seat {self.seat}")
 
     def act(self, observation: Observation) -> Action:
         """Show the table and the numbered moves, and read the person's choice until it is one
@@ -233,11 +237,14 @@ class HumanBot(Bot):
         the result."""
         seat = self.seat
         seen = [e for e in record.events if e.visible(seat)]
+        if self.shown == 0:  # the round ended before anyone moved (a bot could not start)
+            self._header()
         for event in seen[self.shown :]:
             self.say(_event_line(event, self.names))
         self.shown = len(seen)
         for fault in record.faults:
             self.say(f"fault: {seat_label(fault.seat, self.names)} {fault.kind}: {fault.message}")
+        self.rounds += 1
         if seat not in record.winners:
             self.say("you lose the round")
         elif len(record.winners) == 1:

@@ -156,6 +156,31 @@ def test_a_match_with_the_human_seat_through_the_referee() -> None:
     assert shown[-1] == f"{winner} the match"
 
 
+class CannotStart(UniformBot):
+    """A bot whose round never starts."""
+
+    def reset(self, seed: int) -> None:
+        raise RuntimeError("no table for me")
+
+
+def test_a_bot_that_cannot_start_is_a_fault_the_person_sees() -> None:
+    shown: list[str] = []
+    record = play_human(
+        Referee("classic"),
+        [InProcessHandle(CannotStart(), "broken")],
+        seat=0,
+        whole_match=False,
+        round_options={"seed": 3},
+        ask=lambda prompt: "1",
+        say=shown.append,
+    )
+    assert record.winners == [0]
+    assert shown[1] == "== round 1 == you are seat 0"
+    assert "  · seat 1 (broken) forfeits the round (fault)" in shown
+    assert any(line.startswith("fault: seat 1 (broken) crash: reset raised") for line in shown)
+    assert shown[-1] == "you win the round"
+
+
 # --- the real command in a pseudo-terminal ---------------------------------------------------
 
 
