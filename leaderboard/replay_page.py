@@ -81,9 +81,8 @@ def replay_round(record: GameRecord, number: int = 0, game: Game | None = None) 
     try:
         if game is None:
             game = Game(record.players, record.variant, deck=record.deck, first=record.first)
-        faults = sorted(record.faults, key=lambda f: f.move)  # stable: recorded order kept
         steps = [_step(game, record, number, "deal", None, "the cards are dealt", False, None)]
-        pending = list(faults)
+        pending = sorted(record.faults, key=lambda f: f.move)  # stable: recorded order kept
         for index in range(len(record.actions) + 1):
             while pending and pending[0].move <= index:
                 fault = pending.pop(0)
@@ -222,9 +221,14 @@ def replay_page_html(
     not finished) leaves out everything some seat did not see: the page then holds only the
     public view. Raises :class:`ReplayError` when the record does not play again.
     """
-    data = replay_data(
-        record, game_id=game_id, tournament_id=tournament_id, hidden=hidden, title=title
-    )
+    try:
+        data = replay_data(
+            record, game_id=game_id, tournament_id=tournament_id, hidden=hidden, title=title
+        )
+    except ReplayError as exc:
+        if game_id is None:
+            raise
+        raise ReplayError(f"game {game_id}: {exc}") from None
     cards = [
         {"value": int(c), "name": str(c), "effect": CARD_EFFECTS[c]} for c in sorted(CARD_EFFECTS)
     ]

@@ -260,7 +260,7 @@ def test_replay_html_refuses_a_record_that_does_not_play_again(tmp_path: Path) -
     game = store_game(url, record)
     page = tmp_path / "game.html"
     done = CliRunner().invoke(cli, ["replay", str(game), "--html", str(page), "--db", url])
-    assert done.exit_code == 2 and "does not play again" in done.output
+    assert done.exit_code == 2 and f"game {game}: the record does not play again" in done.output
     assert len(done.output.strip().splitlines()) == 1 and not page.exists()
 
 
