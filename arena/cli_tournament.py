@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import json
 import sys
-import textwrap
 from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
@@ -638,7 +637,16 @@ def leaderboard(
     "html_path",
     type=click.Path(dir_okay=False, path_type=Path),
     default=None,
-    help="Write one self-contained HTML report (plots included) to this file.",
+    help="Write one self-contained HTML report (plots included) to this file, with the "
+    "replay pages of its games in FILE's name + '-games/'.",
+)
+@click.option(
+    "--pages",
+    type=click.Choice(["sample", "faults", "all", "none"]),
+    default="sample",
+    show_default=True,
+    help="Which games get a replay page next to the --html report: games with faults and a "
+    "spread of each pair's games (sample), games with faults, every game, or none.",
 )
 @db_option
 @json_option
@@ -646,62 +654,51 @@ def report(
     tournament_id: int | None,
     anchor: str | None,
     html_path: Path | None,
+    pages: str,
     db_url: str | None,
     as_json: bool,
 ) -> None:
     """Report a stored tournament: standings, head-to-head scores, likelihood of superiority,
-    faults and provenance (docs/reports.md). --json prints all of it; --html FILE writes a
-    page to read and share."""
-    from leaderboard.report import (
-        deck_note,
-        format_table,
-        render_html,
-        report_json,
-        sandbox_note,
-    )
+    faults and provenance (configuration, versions, how the bots ran, entrants)
+    (docs/reports.md). --json prints all of it, with how the ratings settled as games came
+    in, results by seat and the cards each bot played; --html FILE writes a page of all of it
+    to read and share, linked to the replay pages of its games (--pages)."""
+    from leaderboard.report import analyse, report_json, report_text
     from leaderboard.store import Store
 
     detail, games, standings = _standings(Store(db_url), tournament_id, _parse_anchor(anchor))
+    analysis = analyse(games, standings, detail.players) if html_path or as_json else None
     if html_path is not None:
-        try:
-            html_path.write_text(render_html(detail, games, standings), encoding="utf-8")
-        except OSError as exc:
-            raise click.ClickException(f"cannot write {html_path}: {exc.strerror or exc}") from None
-        click.echo(f"wrote {html_path}", err=True)
+        _write_report_page(html_path, pages, detail, games, standings, analysis)
     if as_json:
-        click.echo(report_json(detail, standings))
-        return
-    if html_path is not None:
-        return
-    click.echo(
-        f"tournament {detail.id}: {detail.name} [{detail.status}]; "
-        f"decks {detail.configuration.get('decks', '?')} ({len(detail.decks)}), "
-        f"variant {detail.variant}, {detail.players} per table, seed {detail.seed}, "
-        f"{len(games)} games"
-    )
-    click.echo(textwrap.fill(deck_note(detail), width=100, break_on_hyphens=False))
-    click.echo(textwrap.fill(sandbox_note(detail), width=100, break_on_hyphens=False))
-    click.echo(format_table(standings))
-    bots = [line.bot for line in standings.standings if line.elo is not None]
-    if len(bots) > 1:
-        click.echo("\nhead to head (row's score against column, %):")
-        width = max(len(b) for b in bots)
-        click.echo(" " * (width + 2) + " ".join(f"{k + 1:>5}" for k in range(len(bots))))
-        for k, bot in enumerate(bots):
-            cells = []
-            for other in bots:
-                pair = standings.pairs.get(bot, {}).get(other)
-                score = None if pair is None else pair.score
-                cells.append("    -" if score is None else f"{100 * score:5.1f}")
-            click.echo(f"{k + 1:>2} {bot:<{width}}" + " ".join(cells))
-    noted = [f for f in standings.faults.values() if f.by_kind]
-    if noted:
-        click.echo("\nfaults:")
-        for summary in noted:
-            kinds = ", ".join(f"{kind} {n}" for kind, n in sorted(summary.by_kind.items()))
-            click.echo(f"  {summary.bot}: {kinds}")
-            for example in summary.examples:
-                click.echo(f"    {example.kind} in {example.game}: {example.message}")
+        click.echo(report_json(detail, games, standings, analysis))
+    elif html_path is None:
+        click.echo(report_text(detail, games, standings))
+
+
+def _write_report_page(
+    path: Path, pages: str, detail: Any, games: Any, standings: Any, analysis: Any
+) -> None:
+    """Write the HTML report and its replay pages (--html, --pages), or exit with one line."""
+    from leaderboard.report_html import render_html
+    from leaderboard.report_pages import pages_dir, plan_pages, write_pages
+
+    plan = plan_pages(games, pages)
+    try:
+        links, failed = write_pages(path, detail, plan.games if pages != "none" else ())
+        path.write_text(
+            render_html(detail, games, standings, analysis, plan=plan, links=links),
+            encoding="utf-8",
+        )
+    except OSError as exc:
+        where = exc.filename or path
+        raise click.ClickException(f"cannot write {where}: {exc.strerror or exc}") from None
+    for line in failed:
+        click.echo(f"no replay page for {line}", err=True)
+    if links:
+        click.echo(f"wrote {path} and {len(links)} replay pages in {pages_dir(path)}", err=True)
+    else:
+        click.echo(f"wrote {path}", err=True)
 
 
 #: The commands this module adds to the ``arena`` group.
