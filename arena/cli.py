@@ -225,7 +225,13 @@ def cli() -> None:
 @click.option(
     "--deck", help="Deck order, top card first: 16 card values or names, comma-separated."
 )
-@click.option("--first", type=int, default=0, show_default=True, help="Seat that moves first.")
+@click.option(
+    "--first",
+    type=int,
+    default=0,
+    show_default=True,
+    help="Seat that moves first (with --match: in the first round).",
+)
 @click.option(
     "--match", "whole_match", is_flag=True, help="Play a whole match instead of one round."
 )
