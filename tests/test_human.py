@@ -3,6 +3,7 @@ seat played by the referee, and the real `arena play --human` in a pseudo-termin
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import sys
@@ -312,3 +313,10 @@ def test_what_cannot_be_played_is_one_line(args: tuple[str, ...], says: str) -> 
     assert result.exit_code == 2
     assert says in result.output
     assert len(result.output.strip().splitlines()) == 1
+
+
+def test_first_starts_the_first_round_of_a_match() -> None:
+    args = ["uniform", "uniform", "--match", "--first", "1", "--json", "--sandbox", "none"]
+    result = CliRunner().invoke(cli, ["play", *args])
+    assert result.exit_code == 0, result.output
+    assert json.loads(result.stdout)["rounds"][0]["first"] == 1
