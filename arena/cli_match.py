@@ -229,20 +229,18 @@ def _play(
         )
         sys.exit(130)
     if as_json:
-        settings = {
+        from leaderboard.settings import with_settings
+
+        test = {
             "a": a,
             "b": b,
-            "decks": plan.spec.decks,
-            "variant": plan.spec.variant,
-            "seed": plan.spec.seed,
             "sprt": list(hypotheses) if hypotheses else None,
             "alpha": alpha if hypotheses else None,
             "beta": beta if hypotheses else None,
             "max_games": 2 * pairs,
-            "move_time": plan.spec.move_time,
-            "max_faults": plan.spec.max_faults,
         }
-        click.echo(json.dumps({**tally.to_dict(), "tournament": tid, "settings": settings}))
+        data = with_settings(store.tournament(tid), tally.to_dict(), extra=test)
+        click.echo(json.dumps(data, default=str))
         return
     click.echo(f"match {tid}: {tally.verdict_line()}")
 

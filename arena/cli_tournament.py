@@ -461,7 +461,10 @@ def _print_standings(
     if snapshot and games:
         store.save_ratings(detail.id, standings.to_dict(), len(games))
     if as_json:
-        click.echo(json.dumps([line.to_dict() for line in standings.standings], indent=2))
+        from leaderboard.settings import with_settings
+
+        rows = [line.to_dict() for line in standings.standings]
+        click.echo(json.dumps(with_settings(detail, {"standings": rows}), indent=2))
         return
     click.echo(f"tournament {detail.id}: {detail.name} [{detail.status}], {len(games)} games")
     click.echo(format_table(standings))
@@ -509,6 +512,8 @@ def tournaments(db_url: str | None, as_json: bool) -> None:
 
 def _listed(t: Any, scheduled: int) -> dict[str, Any]:
     """What ``arena tournaments --json`` says of stored tournament ``t``."""
+    from leaderboard.settings import tournament_settings
+
     config = t.configuration
     runner = t.runner
     return {
@@ -537,6 +542,7 @@ def _listed(t: Any, scheduled: int) -> dict[str, Any]:
         "games": t.games,
         "scheduled": scheduled,
         "arena_version": t.arena_version,
+        "settings": tournament_settings(t),
     }
 
 
@@ -570,7 +576,8 @@ def replay(
     store.create_schema()
     tid, game = store.game(game_id)
     record = game.record
-    hidden = not store.tournament(tid).decks_revealed
+    detail = store.tournament(tid)
+    hidden = not detail.decks_revealed
     if hidden and reveal:
         raise ArenaError(
             f"game {game_id} belongs to tournament {tid}, which plays secret decks and is not "
@@ -581,12 +588,10 @@ def replay(
         _write_replay_page(html_path, record, game_id, tid, hidden)
         return
     if as_json:
-        data = record.to_json()
-        if hidden:
-            data["deck"] = None
-            data["events"] = [e for e in data["events"] if e["visible_to"] is None]
-        data = {"tournament": tid, "key": game.key, "hidden": hidden, **data}
-        click.echo(json.dumps(data, indent=2))
+        from leaderboard.exports import game_json
+        from leaderboard.settings import with_settings
+
+        click.echo(json.dumps(with_settings(detail, game_json(tid, game, hidden)), indent=2))
         return
     seats = ", ".join(f"seat {s}: {n}" for s, n in enumerate(record.seats))
     click.echo(f"game {game.id} of tournament {tid} ({game.key}); {seats}")

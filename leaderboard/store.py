@@ -21,7 +21,7 @@ import os
 import re
 import secrets
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Collection, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -29,7 +29,22 @@ from pathlib import Path
 from typing import Any
 
 import orjson
-from sqlalchemy import Engine, create_engine, event, func, insert, select, text
+from sqlalchemy import (
+    ColumnElement,
+    Engine,
+    Select,
+    Text,
+    cast,
+    create_engine,
+    event,
+    exists,
+    func,
+    insert,
+    literal,
+    or_,
+    select,
+    text,
+)
 from sqlalchemy.engine import URL, make_url
 from sqlalchemy.exc import ArgumentError, IntegrityError, NoSuchModuleError, SQLAlchemyError
 from sqlalchemy.orm import Session, sessionmaker
@@ -105,6 +120,14 @@ class TournamentInfo:
     deck_count: int = 0
     secret_decks: bool = False
     runner: RunnerInfo | None = None
+    #: How bots ran in each run of the tournament (oldest first), as in
+    #: :attr:`TournamentDetail.sandboxes`.
+    sandboxes: list[dict[str, Any]] = field(default_factory=list)
+
+    @property
+    def decks_revealed(self) -> bool:
+        """Whether the deck orders may be shown: public decks, or a finished tournament."""
+        return not self.secret_decks or self.status == "finished"
 
 
 @dataclass(frozen=True)
@@ -156,6 +179,45 @@ class StoredGame:
 
 #: A finished game to record: its schedule key, deck position (or None), seat rotation, record.
 GameEntry = tuple[str, int | None, int, GameRecord]
+
+#: How many games :meth:`Store.iter_games` and :meth:`Store.iter_game_rows` read at a time.
+BATCH = 500
+
+
+@dataclass(frozen=True)
+class GameRow:
+    """A stored game without its record, as :meth:`Store.find_games` lists it: id, tournament,
+    schedule key, deck position (``None``: no stored deck) and the deck's cards (top first, as
+    digits; not to be shown while the tournament's decks are not revealed), seat rotation,
+    entrant names by seat, winning seats, how the round ended, faults (as
+    :meth:`arena.records.Fault.to_json`), seconds each seat thought, when it was stored."""
+
+    id: int
+    tournament: int
+    key: str
+    deck: int | None
+    cards: str | None
+    rotation: int
+    seats: list[str]
+    winners: list[int]
+    end_reason: str
+    faults: list[dict[str, Any]]
+    times: list[float]
+    created: datetime
+
+
+@dataclass(frozen=True)
+class GameQuery:
+    """Which stored games :meth:`Store.find_games` lists: those of ``tournament`` (``None``:
+    every tournament), seating one of the entrants ``seated`` (empty: anyone) and one of
+    ``against`` in another seat (empty: anyone), with at least one fault if ``faulted``.
+    Entrant names are exact (see :meth:`Store.entrant_names`); ``seated`` and ``against``
+    share none."""
+
+    tournament: int | None = None
+    seated: frozenset[str] = frozenset()
+    against: frozenset[str] = frozenset()
+    faulted: bool = False
 
 
 def resolve_url(url: str | None = None) -> str:
@@ -557,6 +619,11 @@ class Store:
             )
             secret = set(session.scalars(select(DeckSecret.tournament_id)))
             held = runners.live(session)
+            sandboxes: dict[int, list[dict[str, Any]]] = {}
+            for tid, sandbox in session.execute(
+                select(RunSandbox.tournament_id, RunSandbox.sandbox).order_by(RunSandbox.id)
+            ):
+                sandboxes.setdefault(tid, []).append(dict(sandbox))
             return [
                 TournamentInfo(
                     id=t.id,
@@ -574,6 +641,7 @@ class Store:
                     deck_count=int(decks.get(t.id, 0)),
                     secret_decks=t.id in secret,
                     runner=held.get(t.id),
+                    sandboxes=sandboxes.get(t.id, []),
                 )
                 for t in rows
             ]
@@ -770,6 +838,114 @@ class Store:
         """The tournament's game records, rebuilt from JSON, in the order they were stored."""
         return [record for _, record in self.keyed_games(tournament_id)]
 
+    # -- finding and exporting games -----------------------------------------------------------
+
+    def entrant_names(self, names: Collection[str], tournament_id: int | None = None) -> list[str]:
+        """The entrants that ``names`` stand for, sorted: an entrant of one of these names, or
+        every entrant of a registered bot of one of these names (whatever its parameters), in
+        tournament ``tournament_id`` or in any tournament."""
+        query = select(Entrant.name).where(or_(Entrant.name.in_(names), Entrant.bot.in_(names)))
+        if tournament_id is not None:
+            query = query.where(Entrant.tournament_id == tournament_id)
+        with self._session() as session:
+            return sorted(set(session.scalars(query)))
+
+    def count_games(self, query: GameQuery) -> int:
+        """How many stored games ``query`` matches."""
+        with self._session() as session:
+            where = self._game_filter(query)
+            return int(session.scalar(select(func.count(Game.id)).where(*where)) or 0)
+
+    def find_games(self, query: GameQuery, limit: int | None = None) -> list[GameRow]:
+        """The stored games ``query`` matches (at most ``limit``), filtered by the database:
+        the latest tournament first, each tournament's games in the order they were stored."""
+        with self._session() as session:
+            select_ = (
+                self._game_rows()
+                .where(*self._game_filter(query))
+                .order_by(Game.tournament_id.desc(), Game.id)
+            )
+            if limit is not None:
+                select_ = select_.limit(limit)
+            return [GameRow(*row) for row in session.execute(select_)]
+
+    def iter_game_rows(self, tournament_id: int, batch: int = BATCH) -> Iterator[GameRow]:
+        """Every game of tournament ``tournament_id`` as :meth:`find_games` lists it, in the
+        order they were stored, read ``batch`` at a time (each batch in its own transaction),
+        so that a tournament of any size streams."""
+        self.status(tournament_id)  # no such tournament: StoreError before anything is yielded
+        last = 0
+        while True:
+            with self._session() as session:
+                rows = session.execute(
+                    self._game_rows()
+                    .where(Game.tournament_id == tournament_id, Game.id > last)
+                    .order_by(Game.id)
+                    .limit(batch)
+                ).all()
+            yield from (GameRow(*row) for row in rows)
+            if len(rows) < batch:
+                return
+            last = rows[-1][0]
+
+    def iter_games(self, tournament_id: int, batch: int = BATCH) -> Iterator[StoredGame]:
+        """Every game of tournament ``tournament_id`` with its record (as :meth:`stored_games`
+        gives them, in the same order), read ``batch`` at a time like :meth:`iter_game_rows`."""
+        self.status(tournament_id)
+        last = 0
+        while True:
+            with self._session() as session:
+                rows = session.execute(
+                    select(
+                        Game.id, Game.key, Deck.position, Game.rotation, Game.created, Game.record
+                    )
+                    .outerjoin(Deck, Game.deck_id == Deck.id)
+                    .where(Game.tournament_id == tournament_id, Game.id > last)
+                    .order_by(Game.id)
+                    .limit(batch)
+                ).all()
+            for gid, key, position, rotation, created, record in rows:
+                yield StoredGame(
+                    gid, key, position, rotation, created, GameRecord.from_json(record)
+                )
+            if len(rows) < batch:
+                return
+            last = rows[-1][0]
+
+    @staticmethod
+    def _game_rows() -> Select[Any]:
+        """The columns of a :class:`GameRow`, with the deck's cards."""
+        return select(
+            Game.id,
+            Game.tournament_id,
+            Game.key,
+            Deck.position,
+            Deck.cards,
+            Game.rotation,
+            Game.seats,
+            Game.winners,
+            Game.end_reason,
+            Game.faults,
+            Game.times,
+            Game.created,
+        ).outerjoin(Deck, Game.deck_id == Deck.id)
+
+    def _game_filter(self, query: GameQuery) -> list[ColumnElement[bool]]:
+        """The conditions of ``query`` on the ``games`` table, in this database's SQL."""
+        dialect = self.engine.dialect.name
+        where: list[ColumnElement[bool]] = []
+        if query.tournament is not None:
+            where.append(Game.tournament_id == query.tournament)
+        if query.seated:
+            where.append(_seats_one_of(dialect, query.seated))
+        if query.against:
+            if not query.seated.isdisjoint(query.against):
+                raise StoreError("a game cannot seat the same entrant on both sides")
+            where.append(_seats_one_of(dialect, query.against))
+        if query.faulted:
+            where.append(_has_elements(dialect, Game.faults))
+        return where
+
     # -- ratings ------------------------------------------------------------------------------
 
     def save_ratings(self, tournament_id: int, ratings_json: Any, games: int) -> int:
@@ -793,6 +969,30 @@ class Store:
                 .limit(1)
             ).one_or_none()
         return None if row is None else (row[0], row[1])
+
+
+def _seats_one_of(dialect: str, names: Collection[str]) -> ColumnElement[bool]:
+    """A game seats one of the entrants ``names``: a search of the JSON list ``games.seats``
+    in the database (SQLite's ``json_each``, PostgreSQL's ``json_array_elements_text``; on
+    other databases a match of the quoted name in the list's text)."""
+    if dialect == "sqlite":
+        seat = func.json_each(Game.seats).table_valued("value").alias("seat")
+    elif dialect == "postgresql":
+        seat = (
+            func.json_array_elements_text(Game.seats).table_valued("value").render_derived("seat")
+        )
+    else:
+        quoted = [_to_json(name) for name in names]
+        escaped = [q.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") for q in quoted]
+        return or_(*(cast(Game.seats, Text).like(f"%{e}%", escape="\\") for e in escaped))
+    return exists(select(literal(1)).select_from(seat).where(seat.c.value.in_(list(names))))
+
+
+def _has_elements(dialect: str, column: Any) -> ColumnElement[bool]:
+    """The JSON list in ``column`` is not empty."""
+    if dialect in ("sqlite", "postgresql"):
+        return func.json_array_length(column) > 0
+    return cast(column, Text) != "[]"
 
 
 def _to_json(value: Any) -> str:

@@ -112,7 +112,7 @@ def test_an_added_entrant_plays_only_its_games_and_the_records_are_the_whole_fie
     # the standings refit over every game: each bot played 3 opponents x 6 games
     result = CliRunner().invoke(cli, ["leaderboard", "--json", "--db", store.url])
     assert result.exit_code == 0, result.output
-    rows = json.loads(result.stdout)
+    rows = json.loads(result.stdout)["standings"]
     assert {r["bot"]: r["games"] for r in rows} == {b: 18 for b in (*FIELD, SLEEPER)}
 
 

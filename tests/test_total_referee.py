@@ -469,7 +469,7 @@ def test_a_tournament_with_attackers_and_an_unplayable_game_finishes_and_reports
     assert internal == 12
     assert seen == set(expected.items())
     url = store.url
-    board = json.loads(cli_output("leaderboard", "--json", "--db", url))
+    board = json.loads(cli_output("leaderboard", "--json", "--db", url))["standings"]
     assert {row["bot"] for row in board} == set(spec.bots)
     assert all(row["games"] == 6 for row in board)  # the unplayable games are not rated
     assert "internal" in cli_output("report", "--db", url)

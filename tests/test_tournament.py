@@ -352,7 +352,9 @@ def cli(*args: str) -> Any:
 def test_leaderboard_json_rows(uninterrupted: Store) -> None:
     result = cli("leaderboard", "--json", "--db", uninterrupted.url)
     assert result.exit_code == 0, result.output
-    rows = json.loads(result.stdout)
+    data = json.loads(result.stdout)
+    assert data["settings"]["entrants"] == ["honest", "uniform", "sleeper[seconds=0.01]"]
+    rows = data["standings"]
     keys = {"bot", "elo", "elo_lo", "elo_hi", "games", "wins", "draws", "losses", "score"}
     keys |= {"score_lo", "score_hi", "faults"}
     assert {r["bot"] for r in rows} == {"honest", "uniform", "sleeper[seconds=0.01]"}
@@ -365,7 +367,7 @@ def test_leaderboard_json_rows(uninterrupted: Store) -> None:
     anchored = json.loads(
         cli("leaderboard", "--json", "--anchor", "uniform=1000", "--db", uninterrupted.url).output
     )
-    by_bot = {r["bot"]: r for r in anchored}
+    by_bot = {r["bot"]: r for r in anchored["standings"]}
     assert by_bot["uniform"]["elo"] == pytest.approx(1000)
     gap = {r["bot"]: r["elo"] for r in rows}
     assert by_bot["honest"]["elo"] - 1000 == pytest.approx(gap["honest"] - gap["uniform"])
