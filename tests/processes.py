@@ -1,8 +1,11 @@
-"""Starting arena commands for tests that press Ctrl-C (``from processes import interruptible``)."""
+"""Arena commands in tests that press Ctrl-C: starting them (``interruptible``) and finding what
+they left running (``left_running``)."""
 
 from __future__ import annotations
 
+import os
 import signal
+from pathlib import Path
 
 
 def interruptible() -> None:
@@ -11,3 +14,19 @@ def interruptible() -> None:
     disposition children inherit across ``exec``, and Python then never raises
     KeyboardInterrupt)."""
     signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
+def left_running(marker: str) -> list[int]:
+    """Processes (other than this one) whose environment holds ``marker``: give the command a
+    unique PYTHONPATH entry, which every bot host it starts inherits."""
+    found = []
+    for name in os.listdir("/proc"):
+        if not name.isdigit() or int(name) == os.getpid():
+            continue
+        try:
+            environ = Path(f"/proc/{name}/environ").read_bytes()
+        except OSError:
+            continue
+        if marker.encode() in environ:
+            found.append(int(name))
+    return found

@@ -12,7 +12,7 @@ from pathlib import Path
 import pexpect
 import pytest
 from click.testing import CliRunner
-from processes import interruptible
+from processes import interruptible, left_running
 
 from arena.cli import cli
 from arena.game import Card, Game
@@ -260,19 +260,6 @@ def test_end_of_input_leaves_the_table_in_one_line() -> None:
 def plain(text: str) -> str:
     """``text`` without terminal escape sequences, one line per line."""
     return re.sub(r"\x1b\[[0-9;]*[A-Za-z]", "", text).replace("\r\n", "\n")
-
-
-def left_running(marker: str) -> list[int]:
-    """Processes whose environment holds ``marker`` (every bot host inherits PYTHONPATH)."""
-    found = []
-    for name in os.listdir("/proc"):
-        if name.isdigit() and int(name) != os.getpid():
-            try:
-                if marker.encode() in Path(f"/proc/{name}/environ").read_bytes():
-                    found.append(int(name))
-            except OSError:
-                continue
-    return found
 
 
 def test_ctrl_c_leaves_in_one_line_with_no_process_left(tmp_path: Path) -> None:

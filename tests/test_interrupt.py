@@ -15,7 +15,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from processes import interruptible
+from processes import interruptible, left_running
 
 from arena.benchfield import field_names, install_field
 
@@ -35,21 +35,6 @@ def _stored(db: Path) -> int:
             return int(conn.execute("select count(*) from games").fetchone()[0])
     except sqlite3.Error:
         return 0
-
-
-def _left_running(marker: str) -> list[int]:
-    """Processes whose environment names ``marker`` (every host inherits PYTHONPATH)."""
-    found = []
-    for name in os.listdir("/proc"):
-        if not name.isdigit() or int(name) == os.getpid():
-            continue
-        try:
-            environ = Path(f"/proc/{name}/environ").read_bytes()
-        except OSError:
-            continue
-        if marker.encode() in environ:
-            found.append(int(name))
-    return found
 
 
 def interrupt(
@@ -99,7 +84,7 @@ def interrupt(
             proc.wait()
     reader.join(5)
     time.sleep(0.5)
-    assert _left_running(str(field)) == [], "processes of the run are still running"
+    assert left_running(str(field)) == [], "processes of the run are still running"
     return code, took, lines
 
 
