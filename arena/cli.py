@@ -32,7 +32,8 @@ class ArenaGroup(click.Group):
             click.echo("arena: interrupted", err=True)
             sys.exit(130)
         except click.ClickException as exc:
-            click.echo(f"arena: error: {exc.format_message()}", err=True)
+            message = " ".join(exc.format_message().split())  # one line, even for a Choice
+            click.echo(f"arena: error: {message}", err=True)
             sys.exit(2)
         except ArenaError as exc:
             click.echo(f"arena: error: {exc}", err=True)
@@ -276,7 +277,7 @@ def play(
     (docs/playing.md).
     """
     from arena.catalog import load_catalog
-    from arena.game import Action, Variant, parse_deck
+    from arena.game import Variant, parse_deck
     from arena.hosted import HostHandle
     from arena.referee import Referee
 
@@ -299,7 +300,7 @@ def play(
     cards = parse_deck(deck, rules) if deck is not None else None
     if cards is not None and whole_match:
         raise click.UsageError("--deck sets one round; it cannot be used with --match")
-    opening = [Action.from_str(m) for m in (moves or "").replace(";", " ").split()]
+    opening = _opening_moves(moves, players)
     if opening and cards is None:
         raise click.UsageError("--moves needs --deck (the moves only make sense on a known deal)")
     box = _sandbox(sandbox, memory_mb)
@@ -365,6 +366,26 @@ def _play(
         click.echo("deck (top first): " + " ".join(str(c) for c in record.deck))
     for line in record.log_lines(reveal):
         click.echo(line)
+
+
+def _opening_moves(moves: str | None, players: int) -> list[Any]:
+    """The actions of ``--moves`` (separated by ``;`` or spaces); a target that is not one of
+    the round's ``players`` seats is refused naming them."""
+    import re
+
+    from arena.game import Action
+
+    opening = []
+    for text in (moves or "").replace(";", " ").split():
+        target = re.search(r"->\s*(-?\d+)", text)
+        if target is not None and not 0 <= int(target.group(1)) < players:
+            raise click.BadParameter(
+                f"{text} targets seat {target.group(1)}, but the round has {players} seats "
+                f"(0 to {players - 1})",
+                param_hint="--moves",
+            )
+        opening.append(Action.from_str(text))
+    return opening
 
 
 def _check_human(reveal: bool, as_json: bool) -> None:
@@ -790,7 +811,7 @@ def decks_show(spec: str, variant: str, as_json: bool) -> None:
     click.echo(f"{deck_set.name} ({deck_set.variant}, public): {deck_set.description}")
     for k, (deck, (f0, f1)) in enumerate(zip(deck_set.decks, figures["openings"], strict=True)):
         cards = " ".join(str(v) for v in deck)
-        click.echo(f"{k + 1:4d}  {cards}   seat0 {f0:.3f}  seat1 {f1:.3f}")
+        click.echo(f"{k:4d}  {cards}   seat0 {f0:.3f}  seat1 {f1:.3f}")
     lo, hi = figures["band"]
     click.echo(
         f"mean opening chance over all deals {figures['mean_opening']:.3f}; "

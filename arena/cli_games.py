@@ -128,8 +128,7 @@ def games(
 
     if as_json and as_csv:
         raise click.UsageError("--json and --csv are two formats: give one")
-    store = Store(db_url)
-    store.create_schema()
+    store = Store.open_existing(db_url)
     query = _query(store, tournament_id, bot, versus, faulted)
     total = store.count_games(query)
     rows = store.find_games(query, limit or None)
@@ -228,8 +227,7 @@ def export(tournament_id: int, fmt: str, out: Path | None, db_url: str | None) -
     shows it."""
     from leaderboard.store import Store
 
-    store = Store(db_url)
-    store.create_schema()
+    store = Store.open_existing(db_url)
     detail = store.tournament(tournament_id)
     if fmt == "jsonl":
         lines = _jsonl(store, tournament_id, not detail.decks_revealed)

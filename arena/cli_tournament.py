@@ -430,7 +430,6 @@ def _standings(store: Any, tournament_id: int | None, anchor: tuple[str, float] 
     """The stored tournament (the latest one by default), its games and its standings."""
     from leaderboard.standings import compute_standings
 
-    store.create_schema()
     detail = store.tournament(tournament_id)
     games = store.stored_games(detail.id)
     try:
@@ -480,8 +479,7 @@ def tournaments(db_url: str | None, as_json: bool) -> None:
     from arena.tournament import scheduled_games
     from leaderboard.store import Store
 
-    store = Store(db_url)
-    store.create_schema()
+    store = Store.open_existing(db_url)
     rows = store.tournaments()
     if as_json:
         click.echo(json.dumps([_listed(t, scheduled_games(t)) for t in rows], indent=2))
@@ -546,8 +544,30 @@ def _listed(t: Any, scheduled: int) -> dict[str, Any]:
     }
 
 
-@click.command()
-@click.argument("game_id", type=int)
+class GameIdType(click.ParamType):
+    """A stored game's id: a whole number from 1, refused on one line otherwise (``-1`` too,
+    which click would take for an option unless the command lets it through)."""
+
+    name = "game_id"
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> int:
+        """``value`` as a game id."""
+        try:
+            number = int(str(value).strip())
+        except ValueError:
+            number = 0
+        if number < 1:
+            self.fail(
+                f"{value} is not a game id: game ids are whole numbers from 1 "
+                "(arena games lists them)",
+                param,
+                ctx,
+            )
+        return number
+
+
+@click.command(context_settings={"ignore_unknown_options": True})
+@click.argument("game_id", type=GameIdType())
 @click.option("--reveal", is_flag=True, help="Show hidden cards (deals, draws, private looks).")
 @click.option(
     "--html",
@@ -572,8 +592,7 @@ def replay(
 
     if html_path is not None and as_json:
         raise click.UsageError("--html writes a page and --json prints the record: choose one")
-    store = Store(db_url)
-    store.create_schema()
+    store = Store.open_existing(db_url)
     tid, game = store.game(game_id)
     record = game.record
     detail = store.tournament(tid)
@@ -631,7 +650,7 @@ def leaderboard(
     """
     from leaderboard.store import Store
 
-    _print_standings(Store(db_url), tournament_id, _parse_anchor(anchor), as_json)
+    _print_standings(Store.open_existing(db_url), tournament_id, _parse_anchor(anchor), as_json)
 
 
 @click.command()
@@ -671,7 +690,9 @@ def report(
     from leaderboard.report import analyse, report_json, report_text
     from leaderboard.store import Store
 
-    detail, games, standings = _standings(Store(db_url), tournament_id, _parse_anchor(anchor))
+    detail, games, standings = _standings(
+        Store.open_existing(db_url), tournament_id, _parse_anchor(anchor)
+    )
     analysis = analyse(games, standings, detail.players) if html_path or as_json else None
     if html_path is not None:
         _write_report_page(html_path, pages, detail, games, standings, analysis)

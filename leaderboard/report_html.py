@@ -168,7 +168,7 @@ def _seat_rows(seats: SeatResults, order: Sequence[str]) -> dict[str, Any]:
         "positions": ["moves first", "second", "third", "fourth"][: seats.players],
         "decks": [
             {
-                "number": d + 1,
+                "number": d,
                 **_seat_cell(s, chance),
                 "verdict": verdicts[s.against(chance)],
             }
@@ -239,7 +239,7 @@ def _game_line(game: StoredGame, links: Mapping[int, str]) -> dict[str, Any]:
         "id": game.id,
         "href": links.get(game.id),
         "key": game.key,
-        "deck": "no stored deck" if game.deck is None else f"deck {game.deck + 1}",
+        "deck": "no stored deck" if game.deck is None else f"deck {game.deck}",
         "seats": " vs ".join(record.seats),
         "result": result,
         "faults": faults,

@@ -139,19 +139,21 @@ def rating_history_svg(history: RatingHistory, order: Sequence[str]) -> str:
             ax.xaxis.set_minor_formatter(NullFormatter())
             ax.set_title(shorten_middle(bot, _PLOT_NAME), fontsize=9.0)
             _plain(ax)
-        for ax in axes[-1]:
+        for col in range(cols):  # the lowest panel of each column carries the games axis
+            ax = axes[(len(bots) - 1 - col) // cols, col]
+            ax.xaxis.set_tick_params(labelbottom=True)
             ax.set_xlabel("games stored")
         for ax in axes[:, 0]:
             ax.set_ylabel("Elo")
 
-    return _svg((7.5, 0.6 + 1.9 * rows), draw)
+    return _svg((7.5, height), draw, layout=None)
 
 
 def first_seat_svg(seats: SeatResults) -> str:
-    """The first seat's score on each deck position (numbered from 1) with its 95% interval,
-    blue where the interval lies above chance, red below it, grey otherwise; the dashed line
-    is chance (``1 / players``) and the dotted one the first seat's score over every deck.
-    Empty when no deck was played."""
+    """The first seat's score on each deck position (numbered from 0, as the store does) with
+    its 95% interval, blue where the interval lies above chance, red below it, grey otherwise;
+    the dashed line is chance (``1 / players``) and the dotted one the first seat's score over
+    every deck. Empty when no deck was played."""
     decks = list(seats.decks.items())
     if not decks:
         return ""
@@ -167,7 +169,7 @@ def first_seat_svg(seats: SeatResults) -> str:
             chosen = [(d, s) for d, s in decks if s.against(chance) == sign]
             if not chosen:
                 continue
-            xs = [d + 1 for d, _ in chosen]
+            xs = [d for d, _ in chosen]
             ys = [s.score or 0.0 for _, s in chosen]
             intervals = [s.interval or (y, y) for (_, s), y in zip(chosen, ys, strict=True)]
             below = [y - lo for y, (lo, _) in zip(ys, intervals, strict=True)]

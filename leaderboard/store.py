@@ -11,6 +11,9 @@ finished (:attr:`TournamentDetail.published_seed`).
 
 One runner plays a tournament at a time: it holds a lease (:meth:`Store.take_lease`, see
 :mod:`leaderboard.runners`) and passes its token to every write it makes.
+
+Commands that only read open the store with :meth:`Store.open_existing`: it never creates a
+database or writes to one, and refuses on one line a database that is not there.
 """
 
 from __future__ import annotations
@@ -296,13 +299,26 @@ def _cards(deck: Sequence[int]) -> str:
 
 
 class Store:
-    """The database at ``url`` (see :func:`resolve_url`); the engine opens on first use."""
+    """The database at ``url`` (see :func:`resolve_url`); the engine opens on first use.
 
-    def __init__(self, url: str | None = None) -> None:
+    With ``read_only`` (see :meth:`open_existing`) the database must exist and hold the arena's
+    tables, and nothing is written to it: SQLite opens it read-only (``mode=ro``), and one in a
+    directory this process cannot write, whose write-ahead log is checkpointed, as immutable;
+    PostgreSQL sessions are read-only transactions."""
+
+    def __init__(self, url: str | None = None, read_only: bool = False) -> None:
         self.url = resolve_url(url)
+        self.read_only = read_only
         self._engine: Engine | None = None
         self._sessions: sessionmaker[Session] | None = None
         self._schema_ready = False
+
+    @classmethod
+    def open_existing(cls, url: str | None = None) -> Store:
+        """The store at ``url`` for reading only: a database that is not there (or holds no
+        arena tables) is a one-line :class:`StoreError` when it is first used, and no file is
+        ever created."""
+        return cls(url, read_only=True)
 
     def __repr__(self) -> str:
         return f"Store({_mask(self.url)!r})"
@@ -324,6 +340,8 @@ class Store:
         except (ArgumentError, ValueError) as exc:
             raise StoreError(f"bad database URL {shown!r}: {_one_line(exc)}") from None
         sqlite = parsed.get_backend_name() == "sqlite"
+        if self.read_only:
+            return self._connect_read_only(parsed, sqlite)
         try:
             engine = create_engine(
                 parsed,
@@ -348,6 +366,39 @@ class Store:
         except SQLAlchemyError as exc:
             engine.dispose()
             raise StoreError(f"cannot open database {shown!r}: {_one_line(exc)}") from None
+        return engine
+
+    def _connect_read_only(self, parsed: URL, sqlite: bool) -> Engine:
+        """An engine that reads the existing database ``parsed`` names and never writes."""
+        from sqlalchemy import inspect
+
+        shown = _mask(self.url)
+        if sqlite:
+            engine = _sqlite_read_only(parsed.database or "", shown)
+        else:
+            try:
+                engine = create_engine(parsed, json_serializer=_to_json).execution_options(
+                    postgresql_readonly=True
+                )
+            except NoSuchModuleError:
+                raise StoreError(
+                    f"bad database URL {shown!r}: unknown database dialect {parsed.drivername!r}"
+                ) from None
+            except ImportError as exc:
+                raise StoreError(
+                    f"database URL {shown!r} needs a driver that is not installed: {exc}"
+                ) from None
+            except (ArgumentError, ValueError, TypeError) as exc:
+                raise StoreError(f"bad database URL {shown!r}: {_one_line(exc)}") from None
+        try:
+            with engine.connect() as connection:
+                tables = set(inspect(connection).get_table_names())
+        except SQLAlchemyError as exc:
+            engine.dispose()
+            raise StoreError(f"cannot open database {shown!r}: {_one_line(exc)}") from None
+        if Tournament.__tablename__ not in tables:
+            engine.dispose()
+            raise StoreError(f"no arena database at {shown!r} (it holds no tournaments)")
         return engine
 
     @contextmanager
@@ -378,6 +429,8 @@ class Store:
         another process created a table between the check and the ``CREATE``."""
         if self._schema_ready:
             return
+        if self.read_only:
+            raise StoreError(f"database {_mask(self.url)!r} is open read-only: no schema is made")
         for attempt in range(SCHEMA_ATTEMPTS):
             try:
                 with self.engine.begin() as connection:
@@ -999,6 +1052,55 @@ def _to_json(value: Any) -> str:
     """JSON text of ``value`` (orjson: several times faster than the standard library on game
     records; raises ``TypeError`` for what JSON cannot hold)."""
     return orjson.dumps(value).decode()
+
+
+def _sqlite_read_only(database: str, shown: str) -> Engine:
+    """An engine reading the existing SQLite file ``database`` without writing anything.
+
+    It opens the file with SQLite's ``mode=ro``, which reads a database in write-ahead-log mode
+    consistently while another process writes it (SQLite may create the ``-wal`` and ``-shm``
+    files beside it to do so, as any reader does). Where that cannot work (a directory this
+    process cannot write, so no ``-shm`` can be made) and no ``-wal`` file is there, every
+    committed transaction is in the file itself and it is read as immutable; with a ``-wal``
+    file it cannot read, the error says so."""
+    import sqlite3
+    import urllib.parse
+
+    from sqlalchemy.pool import NullPool
+
+    if database in ("", ":memory:") or database.startswith("file:"):
+        raise StoreError(f"no database at {shown!r} (name a database file to read)")
+    path = Path(database).absolute()
+    if not path.is_file():
+        raise StoreError(f"no database at {path}")
+    uri = "file:" + urllib.parse.quote(str(path))
+
+    def connect(flags: str) -> sqlite3.Connection:
+        connection = sqlite3.connect(
+            f"{uri}?{flags}", uri=True, timeout=SQLITE_BUSY_SECONDS, check_same_thread=False
+        )
+        connection.execute("PRAGMA query_only=ON")
+        return connection
+
+    flags = "mode=ro"
+    try:
+        probe = connect(flags)
+        try:
+            probe.execute("SELECT count(*) FROM sqlite_master").fetchone()
+        finally:
+            probe.close()
+    except sqlite3.DatabaseError as exc:
+        log = Path(f"{path}-wal")
+        if log.exists() or os.access(path.parent, os.W_OK):
+            reason = f"{exc}" if not log.exists() else f"{exc} (with its write-ahead log {log})"
+            raise StoreError(f"cannot read database {path}: {reason}") from None
+        flags = "immutable=1"
+    return create_engine(
+        "sqlite://",
+        creator=lambda: connect(flags),
+        poolclass=NullPool,
+        json_serializer=_to_json,
+    )
 
 
 def _sqlite_pragmas(dbapi_connection: Any, _record: Any) -> None:

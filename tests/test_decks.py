@@ -257,6 +257,8 @@ def test_cli_show_text():
     assert result.exit_code == 0, result.output
     assert "set aside:" in result.output
     assert "seat0: mean" in result.output
+    # deck positions are numbered from 0, as the store, replay, games and report number them
+    assert [line.split()[0] for line in result.output.splitlines()[1:4]] == ["0", "1", "2"]
 
 
 def test_cli_show_a_secret_spec_says_it_is_secret():

@@ -131,7 +131,7 @@ def test_card_plays_and_knockouts(games: list[StoredGame]) -> None:
 
 def test_results_by_seat(games: list[StoredGame]) -> None:
     seats = seat_results(games, 2)
-    # The first seat won games 1, 2 on deck 1 and lost game 5 there; lost both on deck 2.
+    # The first seat won games 1, 2 on deck 0 and lost game 5 there; lost both on deck 1.
     assert seats.first == SeatScore(5, 2.0)
     assert seats.decks == {0: SeatScore(3, 2.0), 1: SeatScore(2, 0.0)}
     assert seats.favoured(1) == [] and seats.favoured(-1) == []
@@ -218,9 +218,10 @@ def test_html_sections_and_pages(store: Store, games: list[StoredGame], tmp_path
     # Knockouts: A 5 rounds, out of 2 (40.0%), by Guard 1, by Baron 1 (own 1), no forfeit.
     assert "A 5 2 40.0% 1 1 (1) 0 Guard 1" in text
     assert "C 1 0 0.0% 0 0 1 -" in text
-    # Seats: the first seat scored 40.0% [11.8, 76.9] over 5 games; deck 1 66.7% [20.8, 93.9].
+    # Seats: the first seat scored 40.0% [11.8, 76.9] over 5 games; deck 0 66.7% [20.8, 93.9]
+    # (deck positions are numbered from 0 in every command, as the store numbers them).
     assert "scored 40.0% [11.8, 76.9] over 5 rated games" in text
-    assert "1 3 66.7 [20.8, 93.9]" in text and "2 2 0.0 [0.0, 65.8]" in text
+    assert "0 3 66.7 [20.8, 93.9]" in text and "1 2 0.0 [0.0, 65.8]" in text
     assert "How the ratings settled" in text and "at 4 points from 2 to 5 games" in text
     assert html.count("<svg") == 3
 
