@@ -301,29 +301,22 @@ def report_data(
     standings: Standings,
     analysis: ReportAnalysis | None = None,
 ) -> dict[str, Any]:
-    """The report as a JSON-ready dict: ``tournament`` (``id``, ``name``, ``status``,
-    ``variant``, ``players``, ``seed``, ``arena_version``, ``created``, ``updated``,
-    ``configuration``, ``sandboxes``), ``decks`` (:func:`deck_summary`), ``entrants`` (each
-    with ``name``, ``bot``, ``plugin``, ``distribution``, ``version``, ``parameters``),
-    ``stored`` (``first`` and ``last`` game's time), every key of
-    :meth:`Standings.to_dict` at the top level, and the :class:`ReportAnalysis` figures
-    ``history``, ``seats`` and ``plays`` (made here when ``analysis`` is not given)."""
+    """The report as a JSON-ready dict: ``tournament`` (its id) and ``settings``
+    (:func:`~leaderboard.settings.with_settings`, as every ``--json`` about a tournament has
+    them), ``status``, ``updated``, ``configuration`` (the whole stored configuration),
+    ``decks`` (:func:`deck_summary`), ``entrants`` (each with ``name``, ``bot``, ``plugin``,
+    ``distribution``, ``version``, ``parameters``), ``stored`` (when the ``first`` and the
+    ``last`` game were stored), every key of :meth:`Standings.to_dict`, and the
+    :class:`ReportAnalysis` figures ``history``, ``seats`` and ``plays`` (made here when
+    ``analysis`` is not given)."""
+    from leaderboard.settings import with_settings
+
     analysis = analysis or analyse(games, standings, detail.players)
     times = sorted(g.created for g in games)
-    return {
-        "tournament": {
-            "id": detail.id,
-            "name": detail.name,
-            "status": detail.status,
-            "variant": detail.variant,
-            "players": detail.players,
-            "seed": detail.seed,
-            "arena_version": detail.arena_version,
-            "created": detail.created.isoformat(),
-            "updated": detail.updated.isoformat(),
-            "configuration": detail.configuration,
-            "sandboxes": detail.sandboxes,
-        },
+    data = {
+        "status": detail.status,
+        "updated": detail.updated.isoformat(),
+        "configuration": detail.configuration,
         "decks": deck_summary(detail),
         "entrants": [
             {
@@ -345,6 +338,7 @@ def report_data(
         "seats": analysis.seats.to_dict(),
         "plays": {b: s.to_dict() for b, s in _in_order(analysis.plays, standings.bots)},
     }
+    return with_settings(detail, data)
 
 
 def _in_order(stats: Mapping[str, PlayStats], order: Sequence[str]) -> list[tuple[str, PlayStats]]:

@@ -13,7 +13,7 @@ import io
 import math
 import re
 from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Literal
 
 from leaderboard.rating_history import RatingHistory
 from leaderboard.report_format import shorten_middle
@@ -32,8 +32,13 @@ _PLOT_NAME = 40
 _BLUE, _LIGHT_BLUE, _RED, _GREY = "#2166ac", "#4393c3", "#b2182b", "#999999"
 
 
-def _svg(size: tuple[float, float], draw: Callable[[Figure], None]) -> str:
-    """The SVG element of a figure of ``size`` inches that ``draw`` fills."""
+def _svg(
+    size: tuple[float, float],
+    draw: Callable[[Figure], None],
+    layout: Literal["constrained"] | None = "constrained",
+) -> str:
+    """The SVG element of a figure of ``size`` inches that ``draw`` fills (``layout`` None:
+    ``draw`` places the axes itself)."""
     import matplotlib
     from matplotlib.figure import Figure
 
@@ -47,7 +52,7 @@ def _svg(size: tuple[float, float], draw: Callable[[Figure], None]) -> str:
             "font.family": "sans-serif",
         }
     ):
-        fig = Figure(figsize=size, layout="constrained")
+        fig = Figure(figsize=size, layout=layout)
         draw(fig)
         out = io.StringIO()
         fig.savefig(out, format="svg", metadata={"Date": None})
@@ -115,11 +120,21 @@ def rating_history_svg(history: RatingHistory, order: Sequence[str]) -> str:
     cols = min(3, len(bots))
     rows = math.ceil(len(bots) / cols)
     final = points[-1]
+    height = 0.6 + 1.9 * rows
 
     from matplotlib.ticker import FuncFormatter, NullFormatter
 
     def draw(fig: Figure) -> None:
         axes = fig.subplots(rows, cols, sharex=True, sharey=True, squeeze=False)
+        # Fixed margins in inches: the constrained layout costs twice the drawing here.
+        fig.subplots_adjust(
+            left=0.75 / 7.5,
+            right=1 - 0.15 / 7.5,
+            top=1 - 0.3 / height,
+            bottom=0.5 / height,
+            wspace=0.08,
+            hspace=0.45,
+        )
         for k, ax in enumerate(axes.flat):
             if k >= len(bots):
                 ax.set_visible(False)

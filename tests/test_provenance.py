@@ -21,7 +21,7 @@ def test_each_run_records_the_sandbox_and_the_report_shows_it(tmp_path: Path) ->
     played = runner.invoke(cli, [*args, "--memory-mb", "700", "--processes", "20", "--quiet"])
     assert played.exit_code == 0, played.output
     report = runner.invoke(cli, ["report", "--json", "--db", db])
-    facts = json.loads(report.stdout)["tournament"]["sandboxes"]
+    facts = json.loads(report.stdout)["settings"]["sandboxes"]
     expected = choose_sandbox("auto").kind
     assert [f["sandbox"] for f in facts] == [expected]
     assert facts[0]["memory_mb"] == 700

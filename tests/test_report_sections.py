@@ -210,9 +210,7 @@ def test_html_sections_and_pages(store: Store, games: list[StoredGame], tmp_path
     assert re.search(r'<a class="cell" href="#games-1-2">', html)
     section = html[html.index('id="games-1-2"') :]
     section = section[: section.index("</ul>")]
-    assert sorted(re.findall(r"game-(\d+)\.html", section)) == sorted(
-        str(g.id) for g in games[:4]
-    )
+    assert sorted(re.findall(r"game-(\d+)\.html", section)) == sorted(str(g.id) for g in games[:4])
     # Card plays: A played one Guard and one Baron: 50.0% each, 2 plays.
     assert re.search(r"A 2 50\.0 0\.0 50\.0 0\.0 0\.0 0\.0 0\.0 0\.0", text)
     # Knockouts: A 5 rounds, out of 2 (40.0%), by Guard 1, by Baron 1 (own 1), no forfeit.
@@ -277,10 +275,12 @@ def test_text_report_says_what_the_help_promises(store: Store) -> None:
 
 def test_json_report_says_what_the_help_promises(store: Store) -> None:
     data: dict[str, Any] = json.loads(invoke("report", "--json", "--db", store.url))
-    tournament = data["tournament"]
-    assert tournament["id"] == 1 and tournament["configuration"]["max_faults"] == 10
-    assert tournament["arena_version"] == "0.1.0"
-    assert tournament["sandboxes"][0]["sandbox"] == "none"
+    settings = data["settings"]
+    assert data["tournament"] == 1 and data["status"] == "finished"
+    assert settings["max_faults"] == 10 and settings["decks"] == "file:two.txt"
+    assert settings["arena_version"] == "0.1.0" and settings["entrants"] == ["A", "B", "C"]
+    assert settings["sandboxes"][0]["sandbox"] == "none"
+    assert data["configuration"]["bots"] == ["A", "B", "C"]
     assert set(data["los"]) == {"A", "B", "C"} and data["los"]["A"]["B"] is not None
     assert data["faults"]["C"]["by_kind"] == {"crash": 1}
     assert data["entrants"][2] == {

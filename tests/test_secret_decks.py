@@ -392,7 +392,7 @@ def test_reports_mark_public_decks(catalog: Catalog, tmp_path: Path, decks: str)
         "reproduce": None,
         "orders": [list(d) for d in plan.decks],
     }
-    assert data["tournament"]["status"] == "finished" and data["games"] == len(plan.schedule)
+    assert data["status"] == "finished" and data["games"] == len(plan.schedule)
     assert f"Public decks ({decks})" in text and "not ranked play (use balanced:36" in text
     assert "Public decks" in html and "public: a bot could know them in advance" in html
 
