@@ -209,7 +209,8 @@ def _game_dict(row: Any) -> dict[str, Any]:
     "--format",
     "fmt",
     type=click.Choice(["jsonl", "csv"]),
-    required=True,
+    default="jsonl",
+    show_default=True,
     help="jsonl: one whole record per line, as arena replay GAME_ID --json gives it (without "
     "the tournament's settings); csv: one row per game.",
 )
