@@ -15,7 +15,7 @@ import selectors
 import subprocess
 import sys
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from arena import protocol as P
@@ -29,7 +29,7 @@ from arena.plugins import (
     refusal_errors,
     refused_bot,
 )
-from arena.sandbox import HostProcess, Sandbox, SandboxError, choose_sandbox
+from arena.sandbox import HostProcess, Limits, Sandbox, SandboxError, choose_sandbox
 
 #: Seconds a plugin may take to describe itself.
 LIST_TIME = 60.0
@@ -241,8 +241,14 @@ def _claims(
 
 def load_catalog(sandbox: Sandbox | None = None, timeout: float = LIST_TIME) -> Catalog:
     """Ask every ``arena.bots`` plugin, each in its own host process (all at once), what it
-    registers, and settle who owns which name."""
+    registers, and settle who owns which name.
+
+    Plugins are asked under ``sandbox`` with its default limits (:class:`~arena.sandbox.Limits`),
+    whatever limits it has for play: a bot that cannot start under the limits of a game (a
+    ``--memory-mb`` too small) is then a known bot whose start is a recorded fault, not an
+    unknown one."""
     sandbox = sandbox if sandbox is not None else choose_sandbox()
+    sandbox = replace(sandbox, limits=Limits())
     catalog = Catalog()
     plugins = []
     for plugin in plugin_entry_points():

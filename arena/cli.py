@@ -272,7 +272,9 @@ def play(
     """Play one round (or a match) between BOTS, one per seat, and print the log.
 
     Each BOT is a registered bot name, optionally with parameters: NAME[param=value,...]. Every
-    bot runs in its own (sandboxed) process; see `arena bots` for what is installed. With
+    bot runs in its own (sandboxed) process; see `arena bots` for what is installed. A bot
+    that cannot start (its host dies, or goes over --memory-mb) forfeits, is recorded as its
+    fault, and is named on standard error; the exit code is then 1. With
     --human you take a seat and play against BOTS: you see what a bot in your seat would see
     (docs/playing.md).
     """
@@ -280,6 +282,7 @@ def play(
     from arena.game import Variant, parse_deck
     from arena.hosted import HostHandle
     from arena.referee import Referee
+    from arena.starts import StartWatch, start_failures
 
     if human:
         _check_human(reveal, as_json)
@@ -318,7 +321,13 @@ def play(
         if human:
             _play_human(referee, handles, human_seat, cards, seed, first, opening, whole_match)
             return
-        _play(referee, handles, cards, seed, first, opening, whole_match, reveal, as_json)
+        watched = [StartWatch(handle) for handle in handles]
+        _play(referee, watched, cards, seed, first, opening, whole_match, reveal, as_json)
+        failed = start_failures(watched)
+        for line in failed:
+            click.echo(f"arena: {line}", err=True)
+        if failed:
+            sys.exit(1)
     finally:
         for handle in handles:
             handle.close()
