@@ -64,7 +64,7 @@ def _query(
     if versus is not None and bot is None:
         raise click.UsageError("--vs B needs --bot A: it lists A's games against B")
     if tournament_id is not None:
-        store.tournament(tournament_id)  # no such tournament: one line
+        store.status(tournament_id)  # no such tournament: one line
     seated = frozenset() if bot is None else _entrants(store, bot, tournament_id, "--bot")
     against = frozenset() if versus is None else _entrants(store, versus, tournament_id, "--vs")
     if against and seated == against:
