@@ -667,10 +667,9 @@ def leaderboard(
 @click.option(
     "--pages",
     type=click.Choice(["sample", "faults", "all", "none"]),
-    default="sample",
-    show_default=True,
+    default=None,
     help="Which games get a replay page next to the --html report: games with faults and a "
-    "spread of each pair's games (sample), games with faults, every game, or none.",
+    "spread of each pair's games (sample, the default), games with faults, every game, or none.",
 )
 @db_option
 @json_option
@@ -678,7 +677,7 @@ def report(
     tournament_id: int | None,
     anchor: str | None,
     html_path: Path | None,
-    pages: str,
+    pages: str | None,
     db_url: str | None,
     as_json: bool,
 ) -> None:
@@ -690,12 +689,14 @@ def report(
     from leaderboard.report import analyse, report_json, report_text
     from leaderboard.store import Store
 
+    if pages is not None and html_path is None:
+        raise click.UsageError("--pages chooses the replay pages of an --html report: give --html")
     detail, games, standings = _standings(
         Store.open_existing(db_url), tournament_id, _parse_anchor(anchor)
     )
     analysis = analyse(games, standings, detail.players) if html_path or as_json else None
     if html_path is not None:
-        _write_report_page(html_path, pages, detail, games, standings, analysis)
+        _write_report_page(html_path, pages or "sample", detail, games, standings, analysis)
     if as_json:
         click.echo(report_json(detail, games, standings, analysis))
     elif html_path is None:

@@ -124,7 +124,7 @@ def write_pages(
 
     folder = pages_dir(report)
     if games:
-        folder.mkdir(parents=True, exist_ok=True)
+        folder.mkdir(exist_ok=True)
     hidden = not detail.decks_revealed
     links: dict[int, str] = {}
     failed: list[str] = []

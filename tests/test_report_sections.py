@@ -296,3 +296,17 @@ def test_json_report_says_what_the_help_promises(store: Store) -> None:
     assert data["seats"]["first"]["games"] == 5 and data["seats"]["first"]["points"] == 2.0
     assert [p["games"] for p in data["history"]["points"]] == [2, 3, 4, 5]
     assert data["stored"]["first"] is not None
+
+
+def test_bad_report_options_say_one_line(store: Store, tmp_path: Path) -> None:
+    runner = CliRunner()
+    alone = runner.invoke(cli, ["report", "--pages", "all", "--db", store.url])
+    assert alone.exit_code == 2 and "give --html" in alone.output
+    missing = tmp_path / "no-such-dir" / "report.html"
+    for pages in ("sample", "none"):
+        result = runner.invoke(
+            cli, ["report", "--html", str(missing), "--pages", pages, "--db", store.url]
+        )
+        assert result.exit_code == 2 and "Traceback" not in result.output
+        assert result.output.count("\n") == 1 and "cannot write" in result.output
+    assert not missing.parent.exists()
