@@ -9,7 +9,9 @@ previous output block printed, numbers aside (a match's score is not the guide's
 
 It creates a virtual environment, installs the arena into it from this checkout (numba, numpy and
 scipy from the package registry pip is configured with, usually its cache), writes and installs a
-bot, and plays it against the reference field: about two minutes, hence ``slow``.
+bot, and plays it against the reference field: a few minutes on a busy two-core machine, a minute
+of it the install, hence ``slow``. The editable install refreshes the checkout's
+``loveletter_arena.egg-info``, as every editable install of it does.
 """
 
 from __future__ import annotations
@@ -37,6 +39,7 @@ ARENA_LINE = re.compile(r"^export ARENA=(\S+)(.*)$")
 BLOCK_END = "@@guide-test: end of block {}@@"
 FAILED = re.compile(r"@@guide-test: failed at script line (\d+): (.*)@@")
 NUMBER = re.compile(r"[-+]?\d+(?:\.\d+)?")
+RULE = re.compile(r"-{3,}")
 
 
 @dataclass(frozen=True)
@@ -90,8 +93,11 @@ def script(blocks: list[Block], arena: Path) -> tuple[str, list[int]]:
 
 def line_pattern(expected: str) -> re.Pattern[str]:
     """A line of an output block as a pattern: any number where it has a number, any run of
-    spaces where it has one."""
-    words = (NUMBER.pattern.join(map(re.escape, NUMBER.split(w))) for w in expected.split())
+    spaces where it has one, and a rule of any length where it has a rule (``-----``)."""
+    words = [
+        "-+" if RULE.fullmatch(w) else NUMBER.pattern.join(map(re.escape, NUMBER.split(w)))
+        for w in expected.split()
+    ]
     return re.compile(r"\s+".join(words))
 
 
@@ -125,6 +131,18 @@ def test_the_marked_blocks_are_a_walk_through() -> None:
     for step in ("arena new-bot lowball", "arena bots", "arena play", "arena check lowball"):
         assert step in commands
     assert "arena match lowball" in commands and "arena tournament --gauntlet lowball" in commands
+    text, _ = script(blocks, Path("/some where/arena"))
+    assert "export ARENA='/some where/arena'" in text and "~/src/loveletter-arena" not in text
+
+
+def test_an_output_line_stands_for_any_numbers_but_the_same_words() -> None:
+    pattern = line_pattern("match 1: lowball vs greedy: 20 games, Elo +34.9 [-153.4, +249.0]")
+    assert pattern.fullmatch("match 3: lowball vs greedy: 200 games, Elo -7 [-50.5, 36.1]")
+    assert not pattern.fullmatch("match 3: lowball vs random: 200 games, Elo -7 [-50.5, 36.1]")
+    assert not pattern.fullmatch("match 3: lowball vs greedy: 200 games, Elo - [-50.5, 36.1]")
+    row = line_pattern(" 9  lowball     1485  [1297, 1672]     40  17/0/23    42.5")
+    assert row.fullmatch("10  lowball  1502  [1301, 1700]  40  20/1/19  51.2")
+    assert line_pattern("-----").fullmatch("-" * 81)
 
 
 @pytest.mark.slow
@@ -174,7 +192,7 @@ def test_the_guide_works_as_written(tmp_path: Path) -> None:
 
 def _segments(blocks: list[Block], output: str) -> list[tuple[Block, str]]:
     """Each output block with what the command blocks since the previous one printed."""
-    ends = {i: output.find(BLOCK_END.format(i)) for i, b in enumerate(blocks)}
+    ends = {i: output.find(BLOCK_END.format(i)) for i in range(len(blocks))}
     segments: list[tuple[Block, str]] = []
     start = 0
     last_end = 0
