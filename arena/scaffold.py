@@ -157,7 +157,7 @@ The `$name` bot for loveletter-arena, the referee and tournament runner for Love
 ```sh
 pip install -e '.[test]'        # the arena finds the bot through its entry point
 arena bots                      # $name is listed, with its parameters
-arena play $name uniform        # one round against the random reference bot
+arena play $name uniform        # one round against uniform: any legal move at random
 arena play '$name[guard_known=false]' uniform
 arena play '$name[explore=0.2]' uniform   # explore is declared 0 to 1: explore=2 is refused
 arena check $name               # the conformance run: do this before you submit
