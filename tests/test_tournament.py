@@ -420,6 +420,7 @@ def test_database_commands_reject_bad_input(
 
 
 def test_empty_database_has_no_leaderboard(tmp_path: Path) -> None:
+    Store(f"sqlite:///{tmp_path}/empty.db").create_schema()
     proc = subprocess.run(
         [*COMMAND, "leaderboard", "--db", f"sqlite:///{tmp_path}/empty.db"],
         capture_output=True,
@@ -428,3 +429,11 @@ def test_empty_database_has_no_leaderboard(tmp_path: Path) -> None:
     )
     assert proc.returncode == 2
     assert "no tournament stored" in proc.stderr
+    missing = subprocess.run(
+        [*COMMAND, "leaderboard", "--db", f"sqlite:///{tmp_path}/missing.db"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert missing.returncode == 2 and "no database at" in missing.stderr
+    assert not (tmp_path / "missing.db").exists()
