@@ -145,6 +145,28 @@ def test_an_output_line_stands_for_any_numbers_but_the_same_words() -> None:
     assert line_pattern("-----").fullmatch("-" * 81)
 
 
+@pytest.mark.parametrize(
+    ("failing", "trapped"), [("false", True), ("false | cat", True), ("echo $UNSET_NAME", False)]
+)
+def test_a_failing_command_stops_the_walk_through(
+    tmp_path: Path, failing: str, trapped: bool
+) -> None:
+    """A failing command, a failure inside a pipe or an unset variable ends the script there;
+    a failing command is named with its guide line (bash does not trap an unset variable: its
+    own message names the script's line)."""
+    blocks = [Block("commands", 10, f"export ARENA=here\necho ran\n{failing}\necho never")]
+    text, where = script(blocks, tmp_path)
+    done = subprocess.run(
+        ["bash", "-c", text], env={"PATH": os.defpath}, capture_output=True, text=True
+    )
+    assert done.returncode != 0 and "ran" in done.stdout and "never" not in done.stdout
+    failed = FAILED.search(done.stdout)
+    if trapped:
+        assert failed and where[int(failed.group(1)) - 1] == 12
+    else:
+        assert "UNSET_NAME: unbound variable" in done.stderr
+
+
 @pytest.mark.slow
 def test_the_guide_works_as_written(tmp_path: Path) -> None:
     bwrap = _bwrap_error()
