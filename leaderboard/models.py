@@ -9,7 +9,16 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from typing import Any
 
-from sqlalchemy import JSON, DateTime, Float, ForeignKey, Integer, String, UniqueConstraint
+from sqlalchemy import (
+    JSON,
+    BigInteger,
+    DateTime,
+    Float,
+    ForeignKey,
+    Integer,
+    String,
+    UniqueConstraint,
+)
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column, relationship
 
 #: The states a tournament can be in.
@@ -41,7 +50,8 @@ class Tournament(Base):
     name: Mapped[str] = mapped_column(String(200))
     fingerprint: Mapped[str] = mapped_column(String(64), unique=True, index=True)
     configuration: Mapped[dict[str, Any]] = mapped_column(JSON)
-    seed: Mapped[int] = mapped_column(Integer)
+    # Seeds run to 2**63 - 1 (``--seed``): a 32-bit INTEGER on PostgreSQL would refuse most.
+    seed: Mapped[int] = mapped_column(BigInteger)
     variant: Mapped[str] = mapped_column(String(40))
     players: Mapped[int] = mapped_column(Integer)
     status: Mapped[str] = mapped_column(String(20), default="running")

@@ -48,7 +48,7 @@ from sqlalchemy import (
     select,
     text,
 )
-from sqlalchemy.engine import URL, make_url
+from sqlalchemy.engine import URL, Connection, make_url
 from sqlalchemy.exc import ArgumentError, IntegrityError, NoSuchModuleError, SQLAlchemyError
 from sqlalchemy.orm import Session, sessionmaker
 
@@ -81,6 +81,22 @@ SQLITE_BUSY_SECONDS = 30.0
 SCHEMA_ATTEMPTS = 8
 #: The PostgreSQL advisory lock that makes schema creation one process at a time.
 SCHEMA_LOCK = 0x4C4C4152454E41  # "LLARENA"
+
+
+def _widen_seed(connection: Connection) -> None:
+    """Make an older PostgreSQL database's 32-bit ``tournaments.seed`` a BIGINT (tables made
+    before seeds ran to 2**63 - 1); SQLite's INTEGER holds 64 bits already."""
+    if connection.dialect.name != "postgresql":
+        return
+    kind = connection.execute(
+        text(
+            "SELECT data_type FROM information_schema.columns "
+            "WHERE table_name = 'tournaments' AND column_name = 'seed' "
+            "AND table_schema = current_schema()"
+        )
+    ).scalar()
+    if kind == "integer":
+        connection.execute(text("ALTER TABLE tournaments ALTER COLUMN seed TYPE BIGINT"))
 
 
 class StoreError(ArenaError):
@@ -439,6 +455,7 @@ class Store:
                             text("SELECT pg_advisory_xact_lock(:key)"), {"key": SCHEMA_LOCK}
                         )
                     Base.metadata.create_all(connection)
+                    _widen_seed(connection)
             except SQLAlchemyError as exc:
                 raced = isinstance(exc, IntegrityError) or "already exists" in _one_line(exc)
                 if not raced or attempt == SCHEMA_ATTEMPTS - 1:

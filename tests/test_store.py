@@ -512,3 +512,25 @@ def test_a_database_of_the_previous_version_gets_the_runners_table(url: str) -> 
     store.record_block(tid, [("k1", 0, 0, play(1))], lease=token)
     assert store.finished_keys(tid) == {"k1"}
     store.close()
+
+
+# -- seeds --------------------------------------------------------------------------------------
+
+
+def test_the_largest_seed_is_stored_on_every_backend(store: Store) -> None:
+    tid = start(store, seed=2**63 - 1)
+    assert store.tournament(tid).seed == 2**63 - 1
+
+
+@pytest.mark.parametrize("url", ["postgresql"], indirect=True)
+def test_an_older_postgresql_seed_column_is_widened(url: str) -> None:
+    engine = create_engine(url)
+    with engine.begin() as connection:
+        Base.metadata.create_all(connection)
+        connection.execute(text("ALTER TABLE tournaments ALTER COLUMN seed TYPE INTEGER"))
+    engine.dispose()
+    store = Store(url)
+    store.create_schema()
+    tid = start(store, seed=2**40)
+    assert store.tournament(tid).seed == 2**40
+    store.close()
