@@ -72,8 +72,10 @@ def match_test(
 
 
 def score_of(record: GameRecord, bot: str) -> float:
-    """``bot``'s score in one game (1 a win, 0.5 a shared win, 0 a loss)."""
-    return record.score(record.seats.index(bot))
+    """``bot``'s score in one game (1 a win, 0.5 a shared win, 0 a loss). A void game (neither
+    bot could play, :attr:`~arena.records.GameRecord.void`) counts as shared: its pair still
+    counts, and neither gains from it."""
+    return 0.5 if record.void else record.score(record.seats.index(bot))
 
 
 class MatchTally:

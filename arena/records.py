@@ -61,6 +61,14 @@ class GameRecord:
         """The seat's share of the round: 1 for a win, 1/k for a win shared by k, else 0."""
         return 1.0 / len(self.winners) if seat in self.winners else 0.0
 
+    @property
+    def void(self) -> bool:
+        """Every seat faulted before any bot moved (none could start, or all were
+        disqualified): the seat the engine left standing won by the others' forfeits alone, so
+        the round says nothing of the bots' strength and is not rated."""
+        faulted = {f.seat for f in self.faults if f.move <= self.opening}
+        return len(faulted) == self.players
+
     def log_lines(self, reveal: bool = False) -> list[str]:
         """The round as numbered readable lines: public events, or every event with ``reveal``."""
         lines = []

@@ -71,12 +71,13 @@ def _valid_table(game: StoredGame) -> bool:
     if not 2 <= len(seats) <= 4 or len(set(seats)) != len(seats):
         return False
     winners = set(record.winners)
-    return bool(winners) and all(0 <= w < len(seats) for w in winners)
+    return bool(winners) and all(0 <= w < len(seats) for w in winners) and not record.void
 
 
 def game_result(game: StoredGame) -> GameResult | None:
     """The rated result of a stored game: seats, shares (``1/k`` for each of ``k`` winners,
-    0 otherwise) and :func:`game_unit`; ``None`` when the game cannot be rated (no winners,
+    0 otherwise) and :func:`game_unit`; ``None`` when the game cannot be rated (a void round,
+    see :attr:`~arena.records.GameRecord.void`; no winners,
     a winner that is not a seat, fewer than 2 or more than 4 seats, or a bot at two seats)."""
     if not _valid_table(game):
         return None

@@ -358,3 +358,14 @@ def test_a_tournament_records_a_bot_that_cannot_start_as_its_fault(tmp_path: Pat
         assert faulted == {(0, game.record.seats[0]), (1, game.record.seats[1])}
         for fault in game.record.faults:
             assert "the bot's process exited" in fault.message and "to start" in fault.message
+    # Neither bot played: the seat left standing won by forfeits alone, and nothing is rated.
+    assert all(game.record.void for game in games)
+    board = subprocess.run(
+        [ARENA, "leaderboard", "--json", "--db", url], capture_output=True, text=True, timeout=120
+    )
+    assert board.returncode == 0, board.stderr
+    rows = json.loads(board.stdout)["standings"]
+    assert {row["bot"]: (row["games"], row["wins"], row["elo"]) for row in rows} == {
+        "random": (0, 0, None),
+        "strategic": (0, 0, None),
+    }
