@@ -45,6 +45,10 @@ LOG_BYTES = 64 * 1024
 READ_CHUNK = 64 * 1024
 
 
+#: How a host's exit reads for each question it was asked (``_receive``'s ``what``).
+EXITED_WHILE = {"to start": "while starting", "to a move": "before answering its move"}
+
+
 class BotLog:
     """The last ``limit`` bytes a bot wrote to stdout or stderr, and how many were dropped."""
 
@@ -279,7 +283,7 @@ class HostHandle(BotHandle):
                 data = b""
             if not data:
                 self._buffer = b""
-                self._exited(what)
+                self._exited(EXITED_WHILE.get(what, what))
             self._buffer += data
         line, self._buffer = self._buffer[:end], self._buffer[end + 1 :]
         return line

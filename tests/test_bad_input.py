@@ -329,7 +329,7 @@ def test_play_says_which_bot_could_not_start() -> None:
     assert done.returncode == 1, done.stderr
     record = json.loads(done.stdout)
     assert [(f["seat"], f["move"]) for f in record["faults"]] == [(0, 0), (1, 0)]
-    assert all("to start" in f["message"] for f in record["faults"])
+    assert all("while starting" in f["message"] for f in record["faults"])
     assert done.stderr.splitlines()[-3:] == [
         f"arena: seat 0 (random) could not start ({record['faults'][0]['kind']}, see its fault), "
         "so it forfeited",
@@ -357,7 +357,8 @@ def test_a_tournament_records_a_bot_that_cannot_start_as_its_fault(tmp_path: Pat
         faulted = {(f.seat, game.record.seats[f.seat]) for f in game.record.faults}
         assert faulted == {(0, game.record.seats[0]), (1, game.record.seats[1])}
         for fault in game.record.faults:
-            assert "the bot's process exited" in fault.message and "to start" in fault.message
+            assert "the bot's process exited with code" in fault.message
+            assert "while starting" in fault.message
     # Neither bot played: the seat left standing won by forfeits alone, and nothing is rated.
     assert all(game.record.void for game in games)
     board = subprocess.run(
