@@ -83,6 +83,23 @@ SCHEMA_ATTEMPTS = 8
 SCHEMA_LOCK = 0x4C4C4152454E41  # "LLARENA"
 
 
+def _create_engine(parsed: URL, shown: str, **options: Any) -> Engine:
+    """SQLAlchemy's engine for ``parsed`` (``shown`` is the URL as errors name it), a bad URL or
+    a missing driver being a one-line :class:`StoreError`."""
+    try:
+        return create_engine(parsed, json_serializer=_to_json, **options)
+    except NoSuchModuleError:
+        raise StoreError(
+            f"bad database URL {shown!r}: unknown database dialect {parsed.drivername!r}"
+        ) from None
+    except ImportError as exc:
+        raise StoreError(
+            f"database URL {shown!r} needs a driver that is not installed: {exc}"
+        ) from None
+    except (ArgumentError, ValueError, TypeError) as exc:
+        raise StoreError(f"bad database URL {shown!r}: {_one_line(exc)}") from None
+
+
 def _widen_seed(connection: Connection) -> None:
     """Make an older PostgreSQL database's 32-bit ``tournaments.seed`` a BIGINT (tables made
     before seeds ran to 2**63 - 1); SQLite's INTEGER holds 64 bits already."""
@@ -358,22 +375,9 @@ class Store:
         sqlite = parsed.get_backend_name() == "sqlite"
         if self.read_only:
             return self._connect_read_only(parsed, sqlite)
-        try:
-            engine = create_engine(
-                parsed,
-                connect_args={"timeout": SQLITE_BUSY_SECONDS} if sqlite else {},
-                json_serializer=_to_json,
-            )
-        except NoSuchModuleError:
-            raise StoreError(
-                f"bad database URL {shown!r}: unknown database dialect {parsed.drivername!r}"
-            ) from None
-        except ImportError as exc:
-            raise StoreError(
-                f"database URL {shown!r} needs a driver that is not installed: {exc}"
-            ) from None
-        except (ArgumentError, ValueError, TypeError) as exc:
-            raise StoreError(f"bad database URL {shown!r}: {_one_line(exc)}") from None
+        engine = _create_engine(
+            parsed, shown, connect_args={"timeout": SQLITE_BUSY_SECONDS} if sqlite else {}
+        )
         if sqlite:
             event.listen(engine, "connect", _sqlite_pragmas)
         try:
@@ -392,20 +396,7 @@ class Store:
         if sqlite:
             engine = _sqlite_read_only(parsed.database or "", shown)
         else:
-            try:
-                engine = create_engine(parsed, json_serializer=_to_json).execution_options(
-                    postgresql_readonly=True
-                )
-            except NoSuchModuleError:
-                raise StoreError(
-                    f"bad database URL {shown!r}: unknown database dialect {parsed.drivername!r}"
-                ) from None
-            except ImportError as exc:
-                raise StoreError(
-                    f"database URL {shown!r} needs a driver that is not installed: {exc}"
-                ) from None
-            except (ArgumentError, ValueError, TypeError) as exc:
-                raise StoreError(f"bad database URL {shown!r}: {_one_line(exc)}") from None
+            engine = _create_engine(parsed, shown).execution_options(postgresql_readonly=True)
         try:
             with engine.connect() as connection:
                 tables = set(inspect(connection).get_table_names())

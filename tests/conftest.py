@@ -12,6 +12,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
+from postgres import postgres_server as postgres_server  # the fixture, for every test
 
 FIXTURES = Path(__file__).parent / "fixtures"
 

@@ -1,5 +1,6 @@
-"""Arena commands in tests that press Ctrl-C: starting them (``interruptible``) and finding what
-they left running (``left_running``)."""
+"""Tests that press Ctrl-C: starting arena commands that take it (``interruptible``), finding
+what they left running (``left_running``), and pressing it inside a tournament run in this
+process (``StopAfter``)."""
 
 from __future__ import annotations
 
@@ -30,3 +31,14 @@ def left_running(marker: str) -> list[int]:
         if marker.encode() in environ:
             found.append(int(name))
     return found
+
+
+class StopAfter:
+    """A progress report that presses Ctrl-C once ``games`` games are stored."""
+
+    def __init__(self, games: int) -> None:
+        self.games = games
+
+    def update(self, done: int, total: int, faults: int) -> None:
+        if done >= self.games:
+            raise KeyboardInterrupt

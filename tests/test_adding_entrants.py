@@ -18,6 +18,7 @@ from typing import Any
 
 import pytest
 from click.testing import CliRunner
+from processes import StopAfter
 from stored_records import stored
 
 import arena.sandbox as S
@@ -59,17 +60,6 @@ def run(plan: Plan, store: Store, workers: int = 2, **kw: Any) -> RunSummary:
 
 def tables(plan: Plan) -> set[frozenset[str]]:
     return {frozenset(game.seats) for game in plan.schedule}
-
-
-class StopAfter:
-    """A progress report that presses Ctrl-C once ``games`` games are stored."""
-
-    def __init__(self, games: int) -> None:
-        self.games = games
-
-    def update(self, done: int, total: int, faults: int) -> None:
-        if done >= self.games:
-            raise KeyboardInterrupt
 
 
 def test_an_added_entrant_plays_only_its_games_and_the_records_are_the_whole_fields(

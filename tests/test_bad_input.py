@@ -16,7 +16,6 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner, Result
-from test_store import postgres_server as postgres_server  # a fixture, used by name
 from test_store import start
 
 from arena.cli import cli

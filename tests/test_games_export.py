@@ -19,8 +19,8 @@ from typing import Any
 
 import pytest
 from click.testing import CliRunner, Result
-from sqlalchemy import create_engine, text
-from test_store import postgres_server  # noqa: F401 - the fixture, where PostgreSQL is installed
+from postgres import postgres_database
+from processes import StopAfter
 
 from arena.catalog import Catalog, load_catalog
 from arena.cli import cli
@@ -41,17 +41,6 @@ from leaderboard.store import GameQuery, Store, StoredGame
 
 SANDBOX = choose_sandbox("none")
 FIELD = ("honest", "uniform", "crasher")
-
-
-class StopAfter:
-    """A progress report that presses Ctrl-C once ``games`` games are stored."""
-
-    def __init__(self, games: int) -> None:
-        self.games = games
-
-    def update(self, done: int, total: int, faults: int) -> None:
-        if done >= self.games:
-            raise KeyboardInterrupt
 
 
 def play(plan: Plan, store: Store, **kw: Any) -> RunSummary:
@@ -407,18 +396,10 @@ def test_every_json_about_a_tournament_carries_its_id_and_settings(played: dict[
 
 
 @pytest.fixture
-def postgres_url(postgres_server: str) -> Iterator[str]:  # noqa: F811
+def postgres_url(postgres_server: str) -> Iterator[str]:
     """A new, empty database on the PostgreSQL server, dropped after the test."""
-    name = f"arena_games_{os.getpid()}"
-    admin = create_engine(postgres_server, isolation_level="AUTOCOMMIT")
-    with admin.connect() as connection:
-        connection.execute(text(f'CREATE DATABASE "{name}"'))
-    try:
-        yield postgres_server.rsplit("/", 1)[0] + "/" + name
-    finally:
-        with admin.connect() as connection:
-            connection.execute(text(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
-        admin.dispose()
+    with postgres_database(postgres_server) as url:
+        yield url
 
 
 def test_postgresql_filters_as_sqlite_does(played: dict[str, Any], postgres_url: str) -> None:

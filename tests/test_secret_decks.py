@@ -29,7 +29,7 @@ from typing import Any
 
 import pytest
 from click.testing import CliRunner, Result
-from processes import interruptible
+from processes import StopAfter, interruptible
 
 from arena.catalog import Catalog, load_catalog
 from arena.cli import cli
@@ -231,17 +231,6 @@ def test_the_spy_bot_recognises_public_decks_in_play_but_not_secret_ones(
 
 def invoke(*args: str) -> Result:
     return CliRunner().invoke(cli, list(args))
-
-
-class StopAfter:
-    """A progress report that presses Ctrl-C once ``games`` games are stored."""
-
-    def __init__(self, games: int) -> None:
-        self.games = games
-
-    def update(self, done: int, total: int, faults: int) -> None:
-        if done >= self.games:
-            raise KeyboardInterrupt
 
 
 def test_the_secret_seed_reaches_no_host(catalog: Catalog, tmp_path: Path) -> None:

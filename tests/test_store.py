@@ -9,21 +9,15 @@ PostgreSQL server too.
 from __future__ import annotations
 
 import dataclasses
-import glob
-import importlib.util
-import os
-import shutil
-import socket
 import subprocess
 import sys
-import tempfile
 import time
 from collections.abc import Iterator
-from itertools import count
 from pathlib import Path
 from typing import Any
 
 import pytest
+from postgres import postgres_database
 from sqlalchemy import create_engine, inspect, text
 
 from arena.errors import ArenaError
@@ -66,71 +60,6 @@ def start(store: Store, **changes: Any) -> int:
     return store.start_tournament(**arguments)
 
 
-# -- PostgreSQL server ------------------------------------------------------------------------
-
-
-def _postgres_bin() -> Path | None:
-    found = shutil.which("initdb")
-    if found and shutil.which("pg_ctl"):
-        return Path(found).resolve().parent
-    for directory in sorted(glob.glob("/usr/lib/postgresql/*/bin"), reverse=True):
-        if (Path(directory) / "initdb").exists() and (Path(directory) / "pg_ctl").exists():
-            return Path(directory)
-    return None
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
-@pytest.fixture(scope="session")
-def postgres_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    """The URL of the ``postgres`` database of a throwaway local PostgreSQL server."""
-    if importlib.util.find_spec("psycopg") is None:
-        pytest.skip("PostgreSQL tests need the psycopg (v3) driver: pip install 'psycopg[binary]'")
-    bindir = _postgres_bin()
-    if bindir is None:
-        pytest.skip("PostgreSQL tests need initdb and pg_ctl (Debian package postgresql)")
-    prefix: list[str] = []
-    base = tmp_path_factory.mktemp("postgres")
-    if os.geteuid() == 0:  # initdb refuses to run as root: run the server as user postgres
-        # pytest's own temporary directories are private to root, so use one under /tmp.
-        base = Path(tempfile.mkdtemp(prefix="arena-postgres-"))
-        runuser = shutil.which("runuser")
-        try:
-            shutil.chown(base, user="postgres")
-        except (LookupError, PermissionError):
-            runuser = None
-        if runuser is None:
-            pytest.skip("running as root and cannot run PostgreSQL as user postgres")
-        prefix = [runuser, "-u", "postgres", "--"]
-    data, log, port = base / "data", base / "server.log", _free_port()
-
-    def run(*args: str) -> None:
-        done = subprocess.run([*prefix, *args], capture_output=True, text=True, timeout=120)
-        if done.returncode != 0:
-            pytest.skip(f"cannot start PostgreSQL: {args[0]}: {done.stderr.strip()[:300]}")
-
-    run(str(bindir / "initdb"), "-D", str(data), "-A", "trust", "-U", "arena", "-N")
-    options = f"-p {port} -h 127.0.0.1 -k {base} -c fsync=off"
-    run(str(bindir / "pg_ctl"), "-D", str(data), "-o", options, "-l", str(log), "-w", "start")
-    try:
-        yield f"postgresql+psycopg://arena@127.0.0.1:{port}/postgres"
-    finally:
-        subprocess.run(
-            [*prefix, str(bindir / "pg_ctl"), "-D", str(data), "-m", "immediate", "stop"],
-            capture_output=True,
-            timeout=60,
-        )
-        if prefix:
-            shutil.rmtree(base, ignore_errors=True)
-
-
-_databases = count()
-
-
 @pytest.fixture(params=["sqlite", "postgresql"])
 def url(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
     """A fresh, empty database: a SQLite file, or a new database on the PostgreSQL server."""
@@ -138,16 +67,8 @@ def url(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
         yield f"sqlite:///{tmp_path / 'arena.db'}"
         return
     server: str = request.getfixturevalue("postgres_server")
-    name = f"arena_test_{os.getpid()}_{next(_databases)}"
-    admin = create_engine(server, isolation_level="AUTOCOMMIT")
-    with admin.connect() as connection:
-        connection.execute(text(f'CREATE DATABASE "{name}"'))
-    try:
-        yield server.rsplit("/", 1)[0] + "/" + name
-    finally:
-        with admin.connect() as connection:
-            connection.execute(text(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
-        admin.dispose()
+    with postgres_database(server) as url:
+        yield url
 
 
 @pytest.fixture

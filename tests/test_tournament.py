@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from processes import interruptible
+from processes import StopAfter, interruptible
 from stored_records import stored
 
 from arena.catalog import load_catalog
@@ -88,17 +88,6 @@ def test_games_between_disqualified_bots_are_skipped(catalog: Any, tmp_path: Pat
     assert 'repeat=0/deck=1/seats=["liar","crasher"]' not in keys
     again = run(plan, store.url, workers=1)[1]
     assert (again.played, again.skipped, again.complete) == (0, 2, True)
-
-
-class StopAfter:
-    """A progress report that presses Ctrl-C once ``games`` games are stored."""
-
-    def __init__(self, games: int) -> None:
-        self.games = games
-
-    def update(self, done: int, total: int, faults: int) -> None:
-        if done >= self.games:
-            raise KeyboardInterrupt
 
 
 def test_interrupted_run_resumes_to_the_records_of_an_uninterrupted_one(
