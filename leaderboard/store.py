@@ -87,7 +87,9 @@ def _create_engine(parsed: URL, shown: str, **options: Any) -> Engine:
     """SQLAlchemy's engine for ``parsed`` (``shown`` is the URL as errors name it), a bad URL or
     a missing driver being a one-line :class:`StoreError`."""
     try:
-        return create_engine(parsed, json_serializer=_to_json, **options)
+        return create_engine(
+            parsed, json_serializer=_to_json, json_deserializer=orjson.loads, **options
+        )
     except NoSuchModuleError:
         raise StoreError(
             f"bad database URL {shown!r}: unknown database dialect {parsed.drivername!r}"
@@ -1058,7 +1060,8 @@ def _has_elements(dialect: str, column: Any) -> ColumnElement[bool]:
 
 def _to_json(value: Any) -> str:
     """JSON text of ``value`` (orjson: several times faster than the standard library on game
-    records; raises ``TypeError`` for what JSON cannot hold)."""
+    records, both ways: engines read JSON columns with ``orjson.loads``; raises ``TypeError``
+    for what JSON cannot hold)."""
     return orjson.dumps(value).decode()
 
 
@@ -1108,6 +1111,7 @@ def _sqlite_read_only(database: str, shown: str) -> Engine:
         creator=lambda: connect(flags),
         poolclass=NullPool,
         json_serializer=_to_json,
+        json_deserializer=orjson.loads,
     )
 
 

@@ -38,6 +38,9 @@ class EventKind(IntEnum):
 _KINDS = {int(k): k for k in EventKind}
 #: Events already made from engine rows, by (row..., players); a few thousand at most.
 _FROM_ROW: dict[tuple[int, ...], Event] = {}
+#: Most distinct events :meth:`Event.from_json` keeps (a round has a few thousand possible).
+FROM_JSON_CACHE = 1 << 16
+_FROM_JSON: dict[tuple[Any, ...], Event] = {}
 END_REASONS = {L.END_LAST_STANDING: "last_standing", L.END_DECK_EMPTY: "deck_empty"}
 
 
@@ -114,7 +117,29 @@ class Event:
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> Event:
-        """The inverse of :meth:`to_json`."""
+        """The inverse of :meth:`to_json` (equal events share one, as in :meth:`from_row`:
+        reading stored records is mostly this)."""
+        vis = data.get("visible_to")
+        try:
+            key = (
+                data["kind"],
+                data.get("seat"),
+                data.get("target"),
+                data.get("card", 0),
+                data.get("value", 0),
+                None if vis is None else tuple(vis),
+            )
+            event = _FROM_JSON.get(key)
+        except TypeError:  # a value JSON-shaped but not hashable: build it, and let it fail there
+            return cls._from_json(data)
+        if event is None:
+            event = cls._from_json(data)
+            if len(_FROM_JSON) < FROM_JSON_CACHE:
+                _FROM_JSON[key] = event
+        return event
+
+    @classmethod
+    def _from_json(cls, data: dict[str, Any]) -> Event:
         vis = data.get("visible_to")
         return cls(
             EventKind[str(data["kind"]).upper()],
