@@ -7,6 +7,7 @@ import json
 import os
 import re
 import sys
+import time
 from pathlib import Path
 
 import pexpect
@@ -279,6 +280,30 @@ def test_ctrl_c_leaves_in_one_line_with_no_process_left(tmp_path: Path) -> None:
     lines = (line.strip() for line in plain(child.before).splitlines())
     after = [line for line in lines if line and line != "^C"]
     assert after == ["arena: interrupted"], after
+    assert "Traceback" not in child.before
+    assert child.signalstatus is None and child.exitstatus == 130
+    assert left_running(str(marker)) == []
+
+
+def test_ctrl_c_while_a_bot_thinks_leaves_the_same_way(faulty_site: Path, tmp_path: Path) -> None:
+    marker = tmp_path / "human-ctrl-c-thinking"
+    marker.mkdir()
+    env = {**os.environ, "PYTHONPATH": f"{faulty_site}:{marker}"}
+    child = spawn(
+        "sleeper[seconds=60]", "--seat", "1", "--first", "0", "--move-time", "120", env=env
+    )
+    child.expect("seat 0")  # the table is drawn: the bot in seat 0 is asked its move
+    deadline = time.monotonic() + 60
+    while not left_running(str(marker)):
+        assert time.monotonic() < deadline, "the bot's host never started"
+        time.sleep(0.05)
+    # Its host has started and the bot sleeps in act: the person is not asked anything.
+    assert child.expect([PROMPT, pexpect.TIMEOUT], timeout=2.0) == 1
+    child.sendintr()
+    child.expect(pexpect.EOF, timeout=30)
+    child.close()
+    lines = (line.strip() for line in plain(child.before).splitlines())
+    assert [line for line in lines if line and line != "^C"][-1:] == ["arena: interrupted"]
     assert "Traceback" not in child.before
     assert child.signalstatus is None and child.exitstatus == 130
     assert left_running(str(marker)) == []
