@@ -23,10 +23,10 @@ from dataclasses import dataclass
 from itertools import combinations
 from math import comb
 
-from arena.seeds import derive_seed
+from arena.seeds import seed_deriver
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class ScheduledGame:
     """One game of the schedule: its position, key, deck position, repetition, seat rotation,
     entrant names in seat order (seat 0 moves first) and seed."""
@@ -44,8 +44,16 @@ def game_key(repeat: int, deck: int, seats: Sequence[str]) -> str:
     """The key of the game on deck position ``deck`` in repetition ``repeat`` with ``seats``
     (entrant names in seat order): unique within a tournament, e.g.
     ``repeat=0/deck=3/seats=["greedy","random"]``."""
-    names = json.dumps(list(seats), separators=(",", ":"), ensure_ascii=False)
-    return f"repeat={repeat}/deck={deck}/seats={names}"
+    return _key(repeat, deck, _seats_text(seats))
+
+
+def _seats_text(seats: Sequence[str]) -> str:
+    """The seats' part of a game key: the names in seat order as compact JSON."""
+    return json.dumps(list(seats), separators=(",", ":"), ensure_ascii=False)
+
+
+def _key(repeat: int, deck: int, seats_text: str) -> str:
+    return f"repeat={repeat}/deck={deck}/seats={seats_text}"
 
 
 def tables(entrants: Sequence[str], players: int) -> list[tuple[str, ...]]:
@@ -94,19 +102,25 @@ def round_robin(
     if repeat < 1:
         raise ValueError("repeat must be at least 1")
     games: list[ScheduledGame] = []
+    game_seed = seed_deriver(seed, "game")
     by_tile = tiles(entrants, players)
     if keep is not None:
         by_tile = [(tile, [t for t in group if keep(t)]) for tile, group in by_tile]
     for r in range(repeat):
         for _, tile_tables in by_tile:
+            # A tile's seatings, each with its key's seats part, once for all its decks.
+            seatings = [
+                (rotation, seats, _seats_text(seats))
+                for table in tile_tables
+                for rotation in range(players)
+                for seats in [table[rotation:] + table[:rotation]]
+            ]
             for d in range(decks):
-                for table in tile_tables:
-                    for rotation in range(players):
-                        seats = table[rotation:] + table[:rotation]
-                        key = game_key(r, d, seats)
-                        seed_ = derive_seed(seed, "game", key)
-                        index = first + len(games)
-                        games.append(ScheduledGame(index, key, d, r, rotation, seats, seed_))
+                for rotation, seats, text in seatings:
+                    key = _key(r, d, text)
+                    seed_ = game_seed(key)
+                    index = first + len(games)
+                    games.append(ScheduledGame(index, key, d, r, rotation, seats, seed_))
     return games
 
 

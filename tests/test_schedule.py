@@ -6,7 +6,7 @@ import pytest
 
 from arena.disqualification import DisqualificationLedger, Verdict
 from arena.schedule import blocks, game_key, group_size, round_robin
-from arena.seeds import derive_seed
+from arena.seeds import derive_seed, seed_deriver
 
 
 def test_pairs_play_every_deck_twice_with_seats_swapped():
@@ -51,6 +51,17 @@ def test_seed_depends_on_tournament_seed_and_key_only():
         assert game.seed == derive_seed(9, "game", game.key)
         if game.key in by_key:
             assert by_key[game.key] == game.seed
+
+
+def test_seeds_stay_those_stored_tournaments_were_played_with():
+    # The seeds derived before seed_deriver existed: a resumed tournament finds its games by them.
+    key = 'repeat=0/deck=0/seats=["a","b"]'
+    assert derive_seed(9, "game", key) == 939201706470436330
+    assert seed_deriver(9, "game")(key) == 939201706470436330
+    assert derive_seed(0) == 4246866556266386882
+    assert derive_seed(2**63 - 1, "balanced", 3) == 1424700675743903269
+    assert seed_deriver(2**63 - 1, "balanced")(3) == 1424700675743903269
+    assert round_robin(["a", "b"], decks=1, seed=9)[0].seed == 939201706470436330
 
 
 def test_key_format():
