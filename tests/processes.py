@@ -1,11 +1,15 @@
-"""Tests that press Ctrl-C: starting arena commands that take it (``interruptible``), finding
-what they left running (``left_running``), and pressing it inside a tournament run in this
-process (``StopAfter``)."""
+"""Tests that press Ctrl-C: starting arena commands that take it (``interruptible``), signalling
+one once it has stored some games (``stored_games``, ``signal_when_stored``), finding what it left
+running (``left_running``), and pressing it inside a tournament run in this process
+(``StopAfter``)."""
 
 from __future__ import annotations
 
 import os
 import signal
+import sqlite3
+import subprocess
+import time
 from pathlib import Path
 
 
@@ -15,6 +19,31 @@ def interruptible() -> None:
     disposition children inherit across ``exec``, and Python then never raises
     KeyboardInterrupt)."""
     signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
+def stored_games(db: Path) -> int:
+    """How many games the SQLite database ``db`` holds (0 while it or its tables do not exist),
+    read without writing."""
+    if not db.exists():
+        return 0
+    try:
+        with sqlite3.connect(f"file:{db}?mode=ro", uri=True, timeout=5) as connection:
+            return int(connection.execute("select count(*) from games").fetchone()[0])
+    except sqlite3.Error:  # the tables are not there yet
+        return 0
+
+
+def signal_when_stored(
+    proc: subprocess.Popen[str], db: Path, games: int, how: int = signal.SIGINT
+) -> None:
+    """Send ``how`` to the running ``proc`` once ``db`` holds ``games`` games (within two
+    minutes)."""
+    deadline = time.monotonic() + 120
+    while stored_games(db) < games:
+        assert proc.poll() is None, proc.communicate()
+        assert time.monotonic() < deadline, "no games stored in two minutes"
+        time.sleep(0.02)
+    proc.send_signal(how)
 
 
 def left_running(marker: str) -> list[int]:

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import os
 import signal
-import sqlite3
 import subprocess
 import sys
 import threading
@@ -15,7 +14,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from processes import interruptible, left_running
+from processes import interruptible, left_running, stored_games
 
 from arena.benchfield import field_names, install_field
 
@@ -27,14 +26,6 @@ PROMPT = 5.0
 def field(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A package registering 120 copies of the scaffolded bot."""
     return install_field(120, tmp_path_factory.mktemp("field") / "site")
-
-
-def _stored(db: Path) -> int:
-    try:
-        with sqlite3.connect(f"file:{db}?mode=ro", uri=True, timeout=1) as conn:
-            return int(conn.execute("select count(*) from games").fetchone()[0])
-    except sqlite3.Error:
-        return 0
 
 
 def interrupt(
@@ -110,11 +101,11 @@ def test_ctrl_c_while_hosts_start(field: Path, tmp_path: Path) -> None:
 
 
 def test_ctrl_c_mid_run_keeps_what_is_stored(field: Path, tmp_path: Path) -> None:
-    code, took, _ = interrupt(field, tmp_path, 30, lambda lines, db: _stored(db) > 0)
+    code, took, _ = interrupt(field, tmp_path, 30, lambda lines, db: stored_games(db) > 0)
     assert code == 130 and took < PROMPT, (code, took)
-    assert _stored(tmp_path / "arena.db") > 0
+    assert stored_games(tmp_path / "arena.db") > 0
 
 
 def test_ctrl_c_in_a_field_of_more_than_100(field: Path, tmp_path: Path) -> None:
-    code, took, _ = interrupt(field, tmp_path, 120, lambda lines, db: _stored(db) > 0)
+    code, took, _ = interrupt(field, tmp_path, 120, lambda lines, db: stored_games(db) > 0)
     assert code == 130 and took < PROMPT, (code, took)

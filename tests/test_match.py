@@ -10,18 +10,15 @@ from __future__ import annotations
 
 import json
 import os
-import signal
 import subprocess
 import sys
-import time
 from pathlib import Path
 from typing import Any
 
 import pytest
 from click.testing import CliRunner, Result
-from processes import interruptible
+from processes import interruptible, signal_when_stored
 from stored_records import stored
-from test_tournament import count_games
 
 from arena.cli import cli
 from leaderboard.sprt import Sprt, count_game_pairs, pair_count_path
@@ -147,12 +144,7 @@ def test_an_interrupted_match_resumes_to_the_same_verdict(
         cwd=tmp_path,
         preexec_fn=interruptible,
     )
-    deadline = time.monotonic() + 120
-    while count_games(parts) < 4:
-        assert proc.poll() is None, proc.communicate()
-        assert time.monotonic() < deadline, "no games stored in two minutes"
-        time.sleep(0.02)
-    proc.send_signal(signal.SIGINT)
+    signal_when_stored(proc, parts, 4)
     _, err = proc.communicate(timeout=60)
     assert proc.returncode == 130, err
     assert "interrupted" in err and "--resume 1" in err

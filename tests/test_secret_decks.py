@@ -17,11 +17,9 @@ import json
 import math
 import os
 import shutil
-import signal
 import sqlite3
 import subprocess
 import sys
-import time
 from collections.abc import Iterator
 from pathlib import Path
 from types import ModuleType
@@ -29,7 +27,7 @@ from typing import Any
 
 import pytest
 from click.testing import CliRunner, Result
-from processes import StopAfter, interruptible
+from processes import StopAfter, interruptible, signal_when_stored
 
 from arena.catalog import Catalog, load_catalog
 from arena.cli import cli
@@ -427,25 +425,13 @@ def stored_state(path: Path) -> tuple[int, list[str], list[str], int]:
     return tournaments, decks, secrets, games
 
 
-def count_games(path: Path) -> int:
-    try:
-        return stored_state(path)[3]
-    except sqlite3.OperationalError:  # no database or no tables yet
-        return 0
-
-
 def test_the_same_command_resumes_on_the_same_secret_decks(spies: None, tmp_path: Path) -> None:
     db = tmp_path / "cmd.db"
     command = [*COMMAND, *ARGS, "--db", f"sqlite:///{db}"]
     proc = subprocess.Popen(
         command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, preexec_fn=interruptible
     )
-    deadline = time.monotonic() + 120
-    while count_games(db) < 6:
-        assert proc.poll() is None, proc.communicate()
-        assert time.monotonic() < deadline, "no games stored in two minutes"
-        time.sleep(0.05)
-    proc.send_signal(signal.SIGINT)
+    signal_when_stored(proc, db, 6)
     _, err = proc.communicate(timeout=60)
     assert proc.returncode == 130, err
     assert "8 secret decks" in err

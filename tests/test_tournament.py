@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from processes import StopAfter, interruptible
+from processes import StopAfter, interruptible, signal_when_stored, stored_games
 from stored_records import stored
 
 from arena.catalog import load_catalog
@@ -195,16 +195,6 @@ ARGS = ["tournament", "--decks", "random:30:4", "--bots", "honest,uniform,sleepe
 ARGS += ["--sandbox", "none", "--workers", "2", "--seed", "11", "--quiet"]
 
 
-def count_games(path: Path) -> int:
-    if not path.exists():
-        return 0
-    try:
-        with sqlite3.connect(f"file:{path}?mode=ro", uri=True, timeout=5) as db:
-            return int(db.execute("select count(*) from games").fetchone()[0])
-    except sqlite3.OperationalError:  # the tables are not there yet
-        return 0
-
-
 def start_command(db: Path, env: dict[str, str], cwd: Path) -> subprocess.Popen[str]:
     """The command, started (its lease lasts :data:`LEASE` seconds)."""
     return subprocess.Popen(
@@ -216,15 +206,6 @@ def start_command(db: Path, env: dict[str, str], cwd: Path) -> subprocess.Popen[
         cwd=cwd,
         preexec_fn=interruptible,
     )
-
-
-def stop_when_some_are_stored(proc: subprocess.Popen[str], db: Path, how: int) -> None:
-    deadline = time.monotonic() + 120
-    while count_games(db) < 10:
-        assert proc.poll() is None, proc.communicate()
-        assert time.monotonic() < deadline, "no games stored in two minutes"
-        time.sleep(0.05)
-    proc.send_signal(how)
 
 
 @pytest.fixture(scope="module")
@@ -258,7 +239,7 @@ def test_killed_command_resumes_to_the_uninterrupted_records(
 ) -> None:
     parts = tmp_path / "parts.db"
     proc = start_command(parts, command_env, tmp_path)
-    stop_when_some_are_stored(proc, parts, how)
+    signal_when_stored(proc, parts, 10, how)
     _, err = proc.communicate(timeout=60)
     if how == signal.SIGINT:
         assert proc.returncode == 130, err
@@ -280,7 +261,7 @@ def test_killed_command_resumes_to_the_uninterrupted_records(
             f"arena: error: tournament 1 (random:30:4 classic 2p) is being run by {holder} since "
         )
         wait_for_the_lease_to_expire(parts)
-    kept = count_games(parts)
+    kept = stored_games(parts)
     assert 10 <= kept < 180
     resumed = subprocess.run(
         [*COMMAND, *ARGS, "--db", f"sqlite:///{parts}"],
