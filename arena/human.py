@@ -54,7 +54,8 @@ def move_text(action: Action, observation: Observation, names: Sequence[str]) ->
             return f"{card}: no effect (every other player is protected)"
         text = f"{card}: {_UNTARGETED[card]}"
         kept = _kept(action, observation)
-        if card == Card.COUNTESS and kept is not None and kept in (Card.KING, Card.PRINCE):
+        forced = all(a.card == Card.COUNTESS for a in observation.legal_actions)
+        if card == Card.COUNTESS and forced and kept not in (None, Card.COUNTESS):
             text += f" (you must play it: you hold a {kept})"
         return text
     other = seat_label(target, names)
