@@ -136,8 +136,21 @@ class EntrantInfo:
     version: str = ""
 
 
+class _DeckSecrecy:
+    """What a stored tournament may show of its decks (for :class:`TournamentInfo` and
+    :class:`TournamentDetail`)."""
+
+    secret_decks: bool
+    status: str
+
+    @property
+    def decks_revealed(self) -> bool:
+        """Whether the deck orders may be shown: public decks, or a finished tournament."""
+        return not self.secret_decks or self.status == "finished"
+
+
 @dataclass(frozen=True)
-class TournamentInfo:
+class TournamentInfo(_DeckSecrecy):
     """A stored tournament as listed by :meth:`Store.tournaments`: ``entrants`` in the order
     they were entered, ``games`` stored, its deck set (``deck_count`` decks, secret or not),
     its configuration (with ``gauntlet`` and ``additions`` when it has them) and the runner
@@ -162,14 +175,9 @@ class TournamentInfo:
     #: :attr:`TournamentDetail.sandboxes`.
     sandboxes: list[dict[str, Any]] = field(default_factory=list)
 
-    @property
-    def decks_revealed(self) -> bool:
-        """Whether the deck orders may be shown: public decks, or a finished tournament."""
-        return not self.secret_decks or self.status == "finished"
-
 
 @dataclass(frozen=True)
-class TournamentDetail:
+class TournamentDetail(_DeckSecrecy):
     """Everything stored about one tournament except its games: the provenance of a report.
 
     ``entrants`` and ``decks`` are in the order they were entered; ``decks[i]`` is the deck at
@@ -195,11 +203,6 @@ class TournamentDetail:
     published_seed: int | None = None
     #: How bots ran in each run of the tournament (oldest first): sandbox, limits, enforcement.
     sandboxes: list[dict[str, Any]] = field(default_factory=list)
-
-    @property
-    def decks_revealed(self) -> bool:
-        """Whether the deck orders may be shown: public decks, or a finished tournament."""
-        return not self.secret_decks or self.status == "finished"
 
 
 @dataclass(frozen=True)
