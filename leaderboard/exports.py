@@ -39,8 +39,8 @@ CSV_COLUMNS: tuple[str, ...] = (
 def game_json(tournament_id: int, game: StoredGame, hidden: bool) -> dict[str, Any]:
     """Stored game ``game`` of tournament ``tournament_id`` as JSON: ``id``, ``tournament``,
     ``key``, ``deck_position`` (``None``: no stored deck), ``rotation``, ``hidden``, then
-    every field of its :meth:`~arena.records.GameRecord.to_json` (so that
-    :meth:`~arena.records.GameRecord.from_json` reads it back). With ``hidden`` the record's
+    every field of its :meth:`~arena.referee.records.GameRecord.to_json` (so that
+    :meth:`~arena.referee.records.GameRecord.from_json` reads it back). With ``hidden`` the record's
     ``deck`` is ``None`` and only its public events are kept."""
     data = game.record.to_json()
     if hidden:

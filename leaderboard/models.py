@@ -163,8 +163,8 @@ class Game(Base):
 
 class RunSandbox(Base):
     """How bots ran in one run of a tournament (each start or resume): the sandbox, the limits
-    of each bot and what enforced them (:meth:`arena.sandbox.Sandbox.enforcement`). A table of
-    its own, so that ``create_all`` adds it to an older database."""
+    of each bot and what enforced them (:meth:`arena.hosting.sandbox.Sandbox.enforcement`). A table
+    of its own, so that ``create_all`` adds it to an older database."""
 
     __tablename__ = "run_sandboxes"
 

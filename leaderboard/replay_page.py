@@ -19,7 +19,7 @@ import jinja2
 from arena.engine import layout as L
 from arena.errors import ArenaError
 from arena.game import Card, Event, EventKind, Game, Match, Observation
-from arena.records import Fault, GameRecord, MatchRecord
+from arena.referee.records import Fault, GameRecord, MatchRecord
 
 #: Each card's effect in a few words, as printed on the card pictures (two short lines each).
 CARD_EFFECTS: dict[Card, tuple[str, str]] = {

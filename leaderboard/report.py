@@ -18,7 +18,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from arena.decks import is_secret_spec, reproducible_spec
+from arena.decks.sets import is_secret_spec, reproducible_spec
 from leaderboard.card_plays import PlayStats, card_plays
 from leaderboard.rating_history import RatingHistory, rating_history
 from leaderboard.report_format import (
@@ -139,7 +139,7 @@ def deck_note(detail: TournamentDetail) -> str:
 def sandbox_runs(detail: TournamentDetail) -> str:
     """How the bots ran, run by run where that changed: the sandbox, each bot's limits and
     what enforced them (or that no run recorded it, for tournaments of older versions)."""
-    from arena.sandbox import describe_enforcement
+    from arena.hosting.sandbox import describe_enforcement
 
     lines = list(dict.fromkeys(describe_enforcement(s) for s in detail.sandboxes))
     return "; then ".join(lines) if lines else "not recorded (a tournament of an older version)"

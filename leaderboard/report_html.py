@@ -17,7 +17,7 @@ from typing import Any
 import jinja2
 from markupsafe import Markup
 
-from arena.records import FAULT_KINDS
+from arena.referee.records import FAULT_KINDS
 from leaderboard.card_plays import CARDS, PlayStats, card_name
 from leaderboard.report import ReportAnalysis, analyse, deck_note, deck_summary, sandbox_runs
 from leaderboard.report_format import (

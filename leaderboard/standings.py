@@ -18,7 +18,7 @@ import math
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
-from arena.records import FAULT_KINDS
+from arena.referee.records import FAULT_KINDS
 from leaderboard.ratings import (
     BASE_ELO,
     GameResult,
@@ -77,7 +77,7 @@ def _valid_table(game: StoredGame) -> bool:
 def game_result(game: StoredGame) -> GameResult | None:
     """The rated result of a stored game: seats, shares (``1/k`` for each of ``k`` winners,
     0 otherwise) and :func:`game_unit`; ``None`` when the game cannot be rated (a void round,
-    see :attr:`~arena.records.GameRecord.void`; no winners,
+    see :attr:`~arena.referee.records.GameRecord.void`; no winners,
     a winner that is not a seat, fewer than 2 or more than 4 seats, or a bot at two seats)."""
     if not _valid_table(game):
         return None
@@ -210,8 +210,8 @@ class FaultExample:
 @dataclass(frozen=True)
 class FaultSummary:
     """A bot's faults: ``by_kind`` counts every fault by kind (``disqualified`` forfeits
-    included, kinds in the order of :data:`arena.records.FAULT_KINDS`, unknown kinds after them
-    by name); ``total`` counts all but ``disqualified``; ``examples`` holds up to
+    included, kinds in the order of :data:`arena.referee.records.FAULT_KINDS`, unknown kinds after
+    them by name); ``total`` counts all but ``disqualified``; ``examples`` holds up to
     :data:`MAX_EXAMPLES` distinct messages per kind, from the games in key order."""
 
     bot: str

@@ -54,7 +54,7 @@ from sqlalchemy.orm import Session, sessionmaker
 
 import arena
 from arena.errors import ArenaError
-from arena.records import GameRecord
+from arena.referee.records import GameRecord
 from leaderboard import runners
 from leaderboard.models import (
     STATUSES,
@@ -231,7 +231,7 @@ class GameRow:
     schedule key, deck position (``None``: no stored deck) and the deck's cards (top first, as
     digits; not to be shown while the tournament's decks are not revealed), seat rotation,
     entrant names by seat, winning seats, how the round ended, faults (as
-    :meth:`arena.records.Fault.to_json`), seconds each seat thought, when it was stored."""
+    :meth:`arena.referee.records.Fault.to_json`), seconds each seat thought, when it was stored."""
 
     id: int
     tournament: int

@@ -98,7 +98,7 @@ def table_path(variant: str = "huibers") -> Path:
     HASH naming the solver's source files, so a changed model never reads an old table."""
     import hashlib
 
-    from arena.sandbox import cache_dir
+    from arena.engine.jitcache import cache_dir
 
     digest = hashlib.blake2b(digest_size=6)
     for source in sorted(Path(__file__).parent.glob("*.py")):

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from arena.records import GameRecord
+from arena.referee.records import GameRecord
 from leaderboard.store import Store
 
 

@@ -21,15 +21,14 @@ from click.testing import CliRunner
 from processes import StopAfter
 from stored_records import stored
 
-import arena.sandbox as S
-from arena.catalog import Catalog, load_catalog
-from arena.cli import cli
+import arena.hosting.sandbox as S
+from arena.cli.main import cli
 from arena.errors import ArenaError
-from arena.names import BUILTIN_DISTRIBUTION
-from arena.pool import LocalPool
-from arena.sandbox import choose_sandbox
-from arena.schedule import schedule_size
-from arena.tournament import (
+from arena.hosting.catalog import Catalog, load_catalog
+from arena.hosting.names import BUILTIN_DISTRIBUTION
+from arena.hosting.sandbox import choose_sandbox
+from arena.tournament.pool import LocalPool
+from arena.tournament.runner import (
     Plan,
     RunSummary,
     TournamentError,
@@ -41,6 +40,7 @@ from arena.tournament import (
     start,
     worker_setup,
 )
+from arena.tournament.schedule import schedule_size
 from leaderboard.store import Store, StoreError
 
 SANDBOX = choose_sandbox("none")
@@ -230,7 +230,7 @@ def test_an_entrant_added_to_a_gauntlet_meets_only_the_gauntlets_bot(
 
 # --- the commands -----------------------------------------------------------------------------
 
-COMMAND = [sys.executable, "-c", "from arena.cli import main; main()"]
+COMMAND = [sys.executable, "-c", "from arena.cli.main import main; main()"]
 COMMON = ["--sandbox", "none", "--workers", "2", "--quiet"]
 
 

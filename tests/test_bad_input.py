@@ -19,7 +19,7 @@ import pytest
 from click.testing import CliRunner, Result
 from test_store import start
 
-from arena.cli import cli
+from arena.cli.main import cli
 from leaderboard.store import Store, StoreError
 
 ARENA = str(Path(sys.executable).with_name("arena"))

@@ -8,10 +8,10 @@ import json
 import pytest
 from click.testing import CliRunner
 
-from arena import bench
-from arena.bench import BENCHMARKS, Benchmark
-from arena.benchgoals import Comparison, Goal, Status, Verdict, judge
-from arena.cli import cli
+from arena.bench.goals import Comparison, Goal, Status, Verdict, judge
+from arena.bench.measure import BENCHMARKS, Benchmark
+from arena.bench.measure import measure as bench
+from arena.cli.main import cli
 
 
 @pytest.mark.parametrize(

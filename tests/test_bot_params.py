@@ -11,14 +11,14 @@ import pytest
 from click.testing import CliRunner
 
 from arena.botspec import BotSpec, ParamRule, declare_params
-from arena.catalog import load_catalog
-from arena.cli import cli
+from arena.cli.main import cli
 from arena.errors import UnknownBotError
 from arena.hookspecs import hookimpl
-from arena.hosted import HostHandle
-from arena.plugins import BUILTIN_PLUGIN, load_registry
-from arena.referee import Referee
-from arena.sandbox import choose_sandbox
+from arena.hosting.catalog import load_catalog
+from arena.hosting.hosted import HostHandle
+from arena.hosting.plugins import BUILTIN_PLUGIN, load_registry
+from arena.hosting.sandbox import choose_sandbox
+from arena.referee.play import Referee
 from bots.uniform import UniformBot
 
 DEFAULTS = {"iterations": 1000, "c": 0.7, "seconds": 0.0, "greedy": False, "style": "calm"}

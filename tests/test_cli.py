@@ -8,7 +8,7 @@ import click
 import pytest
 from click.testing import CliRunner
 
-from arena.cli import cli
+from arena.cli.main import cli
 
 
 def run(*args: str) -> click.testing.Result:

@@ -13,11 +13,11 @@ from collections.abc import Iterator
 import pytest
 from click.testing import CliRunner
 
-from arena.catalog import BotEntry, Catalog, load_catalog
-from arena.cli import cli
-from arena.conformance import CheckReport, run_checks
+from arena.cli.main import cli
 from arena.errors import UnknownBotError
-from arena.sandbox import choose_sandbox
+from arena.hosting.catalog import BotEntry, Catalog, load_catalog
+from arena.hosting.sandbox import choose_sandbox
+from arena.kit.conformance import CheckReport, run_checks
 
 PLAIN = choose_sandbox("none")
 

@@ -10,9 +10,8 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from arena.catalog import Catalog, DeckSetEntry
-from arena.cli import cli
-from arena.decks import (
+from arena.cli.main import cli
+from arena.decks.sets import (
     BAND,
     SECRET_BITS,
     DeckSet,
@@ -32,6 +31,7 @@ from arena.decks import (
 from arena.errors import ArenaError
 from arena.game.deck import check_deck
 from arena.game.variants import VARIANTS
+from arena.hosting.catalog import Catalog, DeckSetEntry
 
 BASE = [8, 7, 6, 5, 5, 4, 4, 3, 3, 2, 2, 1, 1, 1, 1, 1]
 

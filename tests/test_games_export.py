@@ -22,13 +22,13 @@ from click.testing import CliRunner, Result
 from postgres import postgres_database
 from processes import StopAfter
 
-from arena.catalog import Catalog, load_catalog
-from arena.cli import cli
+from arena.cli.main import cli
 from arena.game.round import Game
-from arena.pool import LocalPool
-from arena.records import GameRecord
-from arena.sandbox import choose_sandbox
-from arena.tournament import (
+from arena.hosting.catalog import Catalog, load_catalog
+from arena.hosting.sandbox import choose_sandbox
+from arena.referee.records import GameRecord
+from arena.tournament.pool import LocalPool
+from arena.tournament.runner import (
     Plan,
     RunSummary,
     TournamentSpec,

@@ -10,9 +10,9 @@ import pytest
 
 from arena.errors import BotCrashedError
 from arena.game import Game
-from arena.hosted import BotLog, HostHandle
-from arena.referee import Referee, Turn
-from arena.sandbox import Sandbox
+from arena.hosting.hosted import BotLog, HostHandle
+from arena.hosting.sandbox import Sandbox
+from arena.referee.play import Referee, Turn
 
 PLAIN = Sandbox("none")
 DECK = [8, 1, 1, 1, 1, 1, 2, 2, 3, 3, 4, 4, 5, 5, 6, 7]
@@ -24,7 +24,7 @@ def hosted(spec: str, plugin: str = "faulty", **kw: object) -> HostHandle:
 
 def test_hosted_uniform_plays_like_the_in_process_one() -> None:
     """The same seeds give the same record whether the bot runs here or in a host."""
-    from arena.referee import InProcessHandle
+    from arena.referee.play import InProcessHandle
     from bots.uniform import UniformBot
 
     referee = Referee("classic", move_time=None)
@@ -166,7 +166,7 @@ def test_bot_log_keeps_the_most_recent_bytes() -> None:
 
 
 def test_catalog_lists_plugins_bots_deck_sets_and_errors(faulty_bots: Path) -> None:
-    from arena.catalog import load_catalog
+    from arena.hosting.catalog import load_catalog
 
     catalog = load_catalog(PLAIN)
     assert catalog.bots["uniform"].distribution == "loveletter-arena"
@@ -189,7 +189,7 @@ def test_catalog_lists_plugins_bots_deck_sets_and_errors(faulty_bots: Path) -> N
 def test_play_writes_each_bots_log(faulty_bots: Path, tmp_path: Path) -> None:
     from click.testing import CliRunner
 
-    from arena.cli import cli
+    from arena.cli.main import cli
 
     logs = tmp_path / "logs"
     deck = ",".join(map(str, DECK))  # honest misses with its Guard, then crasher moves

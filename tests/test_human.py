@@ -15,9 +15,9 @@ import pytest
 from click.testing import CliRunner
 from processes import interruptible, left_running
 
-from arena.cli import cli
+from arena.cli.main import cli
 from arena.game import Card, Game
-from arena.human import (
+from arena.hosting.human import (
     ChoiceError,
     HumanBot,
     LeftTable,
@@ -28,8 +28,8 @@ from arena.human import (
     seat_names,
     table_lines,
 )
-from arena.records import MatchRecord
-from arena.referee import InProcessHandle, Referee
+from arena.referee.play import InProcessHandle, Referee
+from arena.referee.records import MatchRecord
 from bots.uniform import UniformBot
 
 ARENA = str(Path(sys.executable).with_name("arena"))

@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 from processes import interruptible, left_running, stored_games
 
-from arena.benchfield import field_names, install_field
+from arena.bench.field import field_names, install_field
 
 #: Seconds Ctrl-C may take to end the run.
 PROMPT = 5.0
@@ -46,7 +46,7 @@ def interrupt(
     bots = ",".join([*field_names(entrants), *extra])
     command = ["tournament", "--decks", "fixed36", "--bots", bots]
     proc = subprocess.Popen(
-        [sys.executable, "-c", "from arena.cli import main; main()", *command],
+        [sys.executable, "-c", "from arena.cli.main import main; main()", *command],
         env=env,
         cwd=tmp_path,
         stdout=subprocess.DEVNULL,

@@ -23,7 +23,7 @@ from arena.engine.playout import play_uniform_rounds
 from arena.engine.rules import cards_in_play
 from arena.errors import GameOverError
 from arena.game import Card, EventKind, Game, Variant, check_deck, shuffled_deck
-from arena.referee import InProcessHandle, Referee
+from arena.referee.play import InProcessHandle, Referee
 from bots.uniform import UniformBot
 
 E = EventKind

@@ -10,12 +10,12 @@ from pathlib import Path
 
 import pytest
 
-from arena import sandbox as S
-from arena.catalog import load_catalog
 from arena.engine import jitcache
-from arena.hosted import HostHandle
-from arena.kernels import compile_kernels, is_compiled, trusted_bots
-from arena.referee import InProcessHandle, Referee
+from arena.hosting import sandbox as S
+from arena.hosting.catalog import load_catalog
+from arena.hosting.hosted import HostHandle
+from arena.hosting.kernels import compile_kernels, is_compiled, trusted_bots
+from arena.referee.play import InProcessHandle, Referee
 from bots.policy import POLICIES, module_file
 from bots.uniform import UniformBot
 
@@ -62,7 +62,7 @@ def test_a_host_imports_only_its_own_policy() -> None:
 
 def test_a_pure_python_host_imports_neither_numba_nor_numpy() -> None:
     code = (
-        "import sys; import arena.host; from arena.plugins import load_registry\n"
+        "import sys; import arena.hosting.host; from arena.hosting.plugins import load_registry\n"
         "from arena.game import Observation\n"
         "load_registry(only='reference').build('uniform')\n"
         "print('numba' in sys.modules, 'numpy' in sys.modules)"

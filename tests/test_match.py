@@ -20,11 +20,11 @@ from click.testing import CliRunner, Result
 from processes import interruptible, signal_when_stored
 from stored_records import stored
 
-from arena.cli import cli
+from arena.cli.main import cli
 from leaderboard.sprt import Sprt, count_game_pairs, pair_count_path
 from leaderboard.store import Store
 
-COMMAND = [sys.executable, "-c", "from arena.cli import main; main()"]
+COMMAND = [sys.executable, "-c", "from arena.cli.main import main; main()"]
 COMMON = ["--sandbox", "none", "--workers", "2", "--quiet"]
 #: Two bots that play alike: both play the first legal action, so each pair is split one-one.
 ALIKE = ["honest", "sleeper[seconds=0.002]"]

@@ -19,13 +19,19 @@ from typing import Any
 import pytest
 from click.testing import CliRunner, Result
 
-from arena.catalog import Catalog, load_catalog
-from arena.cli import cli
+from arena.cli.main import cli
 from arena.errors import ArenaError, UnknownBotError
-from arena.names import BUILTIN_DISTRIBUTION
-from arena.plugins import load_registry
-from arena.sandbox import choose_sandbox
-from arena.tournament import TournamentError, TournamentSpec, plan_resume, plan_tournament, start
+from arena.hosting.catalog import Catalog, load_catalog
+from arena.hosting.names import BUILTIN_DISTRIBUTION
+from arena.hosting.plugins import load_registry
+from arena.hosting.sandbox import choose_sandbox
+from arena.tournament.runner import (
+    TournamentError,
+    TournamentSpec,
+    plan_resume,
+    plan_tournament,
+    start,
+)
 from leaderboard.store import Store
 
 PLAIN = choose_sandbox("none")
@@ -132,7 +138,7 @@ def test_an_entry_point_named_reference_loads_beside_the_built_in_one(
 
 def host_list(plugin: str) -> subprocess.CompletedProcess[bytes]:
     return subprocess.run(
-        [sys.executable, "-m", "arena.host", "--plugin", plugin, "--list"],
+        [sys.executable, "-m", "arena.hosting.host", "--plugin", plugin, "--list"],
         capture_output=True,
         timeout=60,
     )

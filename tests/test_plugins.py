@@ -10,8 +10,8 @@ import pytest
 from arena.botspec import BotSpec
 from arena.errors import UnknownBotError
 from arena.hookspecs import hookimpl
-from arena.names import Claim, check_name, settle
-from arena.plugins import find_entry_point, load_registry, plugin_ref
+from arena.hosting.names import Claim, check_name, settle
+from arena.hosting.plugins import find_entry_point, load_registry, plugin_ref
 from bots.uniform import UniformBot
 
 
@@ -81,7 +81,8 @@ def test_reference_plugin_comes_from_our_distribution() -> None:
     assert info.distribution == "loveletter-arena"
 
 
-# --- names are owned (arena.names; the installed attacks are in test_names.py) ----------------
+# --- names are owned (arena.hosting.names; the installed attacks are in test_names.py)
+# ----------------
 
 
 #: "greedy" spelt with two Cyrillic letters that look like e.

@@ -10,7 +10,7 @@ import pytest
 from click.testing import CliRunner
 from positions import random_positions
 
-from arena.cli import cli
+from arena.cli.main import cli
 from arena.engine.rng import new_rng
 from arena.errors import UnknownBotError
 from arena.game import Action, Card, Game

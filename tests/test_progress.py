@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import io
 
-from arena.progress import ProgressLine
+from arena.tournament.progress import ProgressLine
 
 
 def test_no_estimate_until_games_are_being_played() -> None:

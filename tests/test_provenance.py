@@ -8,8 +8,8 @@ from pathlib import Path
 
 from click.testing import CliRunner
 
-from arena.cli import cli
-from arena.sandbox import choose_sandbox
+from arena.cli.main import cli
+from arena.hosting.sandbox import choose_sandbox
 from leaderboard.report import sandbox_note
 from leaderboard.store import Store
 

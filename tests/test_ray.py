@@ -15,12 +15,18 @@ import pytest
 from click.testing import CliRunner
 from stored_records import stored
 
-from arena.catalog import load_catalog
-from arena.cli import cli
-from arena.pool import LocalPool
-from arena.sandbox import choose_sandbox
-from arena.tournament import Plan, TournamentSpec, plan_tournament, run_tournament, worker_setup
-from arena.worker import BlockResult, BlockTask
+from arena.cli.main import cli
+from arena.hosting.catalog import load_catalog
+from arena.hosting.sandbox import choose_sandbox
+from arena.tournament.pool import LocalPool
+from arena.tournament.runner import (
+    Plan,
+    TournamentSpec,
+    plan_tournament,
+    run_tournament,
+    worker_setup,
+)
+from arena.tournament.worker import BlockResult, BlockTask
 from leaderboard.store import Store
 
 SANDBOX = choose_sandbox("none")
@@ -130,7 +136,7 @@ class KillFirstActor:
 
 def test_a_block_lost_with_its_actor_is_played_again(faulty_bots: Path, tmp_path: Path) -> None:
     ray = _ray()
-    from arena.ray_executor import RayExecutor, plan_versions
+    from arena.tournament.ray_executor import RayExecutor, plan_versions
 
     plan, expected = planned(tmp_path)
     if not ray.is_initialized():
@@ -160,7 +166,7 @@ def test_a_block_lost_with_its_actor_is_played_again(faulty_bots: Path, tmp_path
 
 def test_an_actor_refuses_a_node_with_other_versions(faulty_bots: Path, tmp_path: Path) -> None:
     from arena.errors import ArenaError
-    from arena.ray_executor import BlockActor, NodeSetup
+    from arena.tournament.ray_executor import BlockActor, NodeSetup
 
     plan, _ = planned(tmp_path)
     actor = BlockActor(

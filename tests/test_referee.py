@@ -9,8 +9,8 @@ import pytest
 
 from arena.bot import Bot
 from arena.game import Action, Observation
-from arena.records import GameRecord, MatchRecord
-from arena.referee import InProcessHandle, Referee
+from arena.referee.play import InProcessHandle, Referee
+from arena.referee.records import GameRecord, MatchRecord
 from bots.uniform import UniformBot
 
 

@@ -21,10 +21,10 @@ from typing import Any
 import pytest
 from click.testing import CliRunner
 
-from arena.cli import cli
+from arena.cli.main import cli
 from arena.game import Card, Event, Game
-from arena.records import GameRecord
-from arena.referee import InProcessHandle, Referee
+from arena.referee.play import InProcessHandle, Referee
+from arena.referee.records import GameRecord
 from bots.uniform import UniformBot
 from leaderboard.replay_page import (
     ReplayError,

@@ -11,8 +11,8 @@ from html.parser import HTMLParser
 import matplotlib
 import pytest
 
-from arena.records import Fault, GameRecord
-from arena.referee import InProcessHandle, Referee
+from arena.referee.play import InProcessHandle, Referee
+from arena.referee.records import Fault, GameRecord
 from bots.uniform import UniformBot
 from leaderboard.report import TABLE_WIDTH, format_table
 from leaderboard.report_format import shorten_middle

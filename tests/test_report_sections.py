@@ -14,10 +14,10 @@ from typing import Any
 import pytest
 from click.testing import CliRunner
 
-from arena.cli import cli
-from arena.records import Fault, GameRecord
-from arena.referee import InProcessHandle, Referee
-from arena.sandbox import choose_sandbox
+from arena.cli.main import cli
+from arena.hosting.sandbox import choose_sandbox
+from arena.referee.play import InProcessHandle, Referee
+from arena.referee.records import Fault, GameRecord
 from bots.uniform import UniformBot
 from leaderboard.card_plays import card_plays
 from leaderboard.rating_history import prefix_sizes, rating_history

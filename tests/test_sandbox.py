@@ -17,12 +17,12 @@ from pathlib import Path
 import pytest
 
 import arena
-from arena import cgroups
-from arena import sandbox as S
-from arena.hosted import HostHandle
-from arena.names import BUILTIN_DISTRIBUTION
-from arena.records import GameRecord
-from arena.referee import InProcessHandle, Referee
+from arena.hosting import cgroups
+from arena.hosting import sandbox as S
+from arena.hosting.hosted import HostHandle
+from arena.hosting.names import BUILTIN_DISTRIBUTION
+from arena.referee.play import InProcessHandle, Referee
+from arena.referee.records import GameRecord
 from bots.uniform import UniformBot
 
 bwrap_missing = S._bwrap_error()

@@ -13,9 +13,9 @@ import pytest
 from click.testing import CliRunner
 from test_examples import arena_json, pip_install
 
-from arena.cli import cli
+from arena.cli.main import cli
 from arena.errors import ArenaError
-from arena.scaffold import ScaffoldError, class_name, package_name, write_bot_package
+from arena.kit.scaffold import ScaffoldError, class_name, package_name, write_bot_package
 
 
 def test_writes_a_complete_package(tmp_path: Path) -> None:

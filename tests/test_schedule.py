@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from arena.disqualification import DisqualificationLedger, Verdict
-from arena.schedule import blocks, game_key, group_size, round_robin
 from arena.seeds import derive_seed, seed_deriver
+from arena.tournament.disqualification import DisqualificationLedger, Verdict
+from arena.tournament.schedule import blocks, game_key, group_size, round_robin
 
 
 def test_pairs_play_every_deck_twice_with_seats_swapped():

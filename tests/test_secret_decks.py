@@ -29,9 +29,8 @@ import pytest
 from click.testing import CliRunner, Result
 from processes import StopAfter, interruptible, signal_when_stored
 
-from arena.catalog import Catalog, load_catalog
-from arena.cli import cli
-from arena.decks import (
+from arena.cli.main import cli
+from arena.decks.sets import (
     draw_secret_seed,
     load_deck_set,
     openings,
@@ -39,10 +38,11 @@ from arena.decks import (
 )
 from arena.engine.layout import CARD_COUNTS
 from arena.game.round import Game
-from arena.pool import LocalPool
-from arena.sandbox import choose_sandbox
+from arena.hosting.catalog import Catalog, load_catalog
+from arena.hosting.sandbox import choose_sandbox
 from arena.seeds import derive_seed
-from arena.tournament import (
+from arena.tournament.pool import LocalPool
+from arena.tournament.runner import (
     Plan,
     RunSummary,
     TournamentSpec,
@@ -410,7 +410,7 @@ def test_a_database_without_the_secrets_table_keeps_working(
 
 # --- the command, interrupted and run again -----------------------------------------------------
 
-COMMAND = [sys.executable, "-c", "from arena.cli import main; main()"]
+COMMAND = [sys.executable, "-c", "from arena.cli.main import main; main()"]
 ARGS = ["tournament", "--decks", "balanced:8", "--bots", "honest,uniform,sleeper[seconds=0.01]"]
 ARGS += ["--sandbox", "none", "--workers", "2", "--quiet"]
 

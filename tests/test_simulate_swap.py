@@ -8,7 +8,7 @@ import json
 import pytest
 from click.testing import CliRunner
 
-from arena.cli import cli
+from arena.cli.main import cli
 from bots.simulate import simulate
 
 

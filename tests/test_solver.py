@@ -17,8 +17,8 @@ import numpy as np
 import pytest
 from click.testing import CliRunner
 
-from arena.bench import BENCHMARKS
-from arena.cli import cli
+from arena.bench.measure import BENCHMARKS
+from arena.cli.main import cli
 from arena.errors import UnknownVariantError
 from solver import (
     SOLVER_VERSION,

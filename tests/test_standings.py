@@ -11,7 +11,7 @@ from datetime import datetime
 import pytest
 from scipy import stats
 
-from arena.records import Fault, GameRecord
+from arena.referee.records import Fault, GameRecord
 from leaderboard.ratings import ELO_PER_NAT
 from leaderboard.standings import (
     MAX_EXAMPLES,

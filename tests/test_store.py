@@ -21,9 +21,9 @@ from postgres import postgres_database
 from sqlalchemy import create_engine, inspect, text
 
 from arena.errors import ArenaError
-from arena.lease import RunnerLease, lease_seconds
-from arena.records import GameRecord
-from arena.referee import InProcessHandle, Referee
+from arena.referee.play import InProcessHandle, Referee
+from arena.referee.records import GameRecord
+from arena.tournament.lease import RunnerLease, lease_seconds
 from bots.uniform import UniformBot
 from leaderboard.models import Base
 from leaderboard.runners import LeaseLostError, TournamentBusyError

@@ -3,7 +3,7 @@ seat, an unexpected error inside one game becomes that game's recorded fault, an
 always finishes.
 
 Hypothesis feeds arbitrary bytes and JSON to the answer path through :class:`PipedHost`: the real
-:class:`~arena.hosted.HostHandle` reading from a real pipe, where only the host *process* is
+:class:`~arena.hosting.hosted.HostHandle` reading from a real pipe, where only the host *process* is
 replaced (started, killed and sent requests by the test). The attacks also run as real bots of
 the ``faulty_bots`` fixture package, through the real host, ``arena play`` and a tournament.
 """
@@ -28,18 +28,18 @@ from click.testing import CliRunner
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
-from arena import protocol as P
-from arena.catalog import load_catalog
-from arena.cli import cli
+from arena.cli.main import cli
 from arena.errors import BotError, BotProtocolError, InvalidActionError
 from arena.game import Action, Game
-from arena.hosted import HostHandle
-from arena.pool import LocalPool
-from arena.referee import BotHandle, InProcessHandle, Referee, Turn, _parse_answer
-from arena.sandbox import Sandbox
-from arena.schedule import ScheduledGame
-from arena.tournament import TournamentSpec, plan_tournament, run_tournament, worker_setup
-from arena.worker import BlockPlayer, BlockTask, WorkerSetup, faulted
+from arena.hosting import protocol as P
+from arena.hosting.catalog import load_catalog
+from arena.hosting.hosted import HostHandle
+from arena.hosting.sandbox import Sandbox
+from arena.referee.play import BotHandle, InProcessHandle, Referee, Turn, _parse_answer
+from arena.tournament.pool import LocalPool
+from arena.tournament.runner import TournamentSpec, plan_tournament, run_tournament, worker_setup
+from arena.tournament.schedule import ScheduledGame
+from arena.tournament.worker import BlockPlayer, BlockTask, WorkerSetup, faulted
 from bots.uniform import UniformBot
 from leaderboard.store import Store
 

@@ -22,10 +22,10 @@ import pytest
 from processes import StopAfter, interruptible, signal_when_stored, stored_games
 from stored_records import stored
 
-from arena.catalog import load_catalog
-from arena.pool import LocalPool
-from arena.sandbox import choose_sandbox
-from arena.tournament import (
+from arena.hosting.catalog import load_catalog
+from arena.hosting.sandbox import choose_sandbox
+from arena.tournament.pool import LocalPool
+from arena.tournament.runner import (
     Plan,
     TournamentError,
     TournamentSpec,
@@ -187,7 +187,7 @@ def test_resume_refuses_a_changed_bot(catalog: Any, tmp_path: Path) -> None:
 
 # --- the command, killed for real -----------------------------------------------------------
 
-COMMAND = [sys.executable, "-c", "from arena.cli import main; main()"]
+COMMAND = [sys.executable, "-c", "from arena.cli.main import main; main()"]
 #: The lease of a runner started by these tests (seconds): a killed one holds its tournament
 #: for 6 to 9 seconds after its last renewal.
 LEASE = 9.0
@@ -314,7 +314,7 @@ def test_two_runners_started_at_once_play_the_tournament_once(
 def cli(*args: str) -> Any:
     from click.testing import CliRunner
 
-    from arena.cli import cli as group
+    from arena.cli.main import cli as group
 
     return CliRunner().invoke(group, list(args))
 

@@ -27,7 +27,7 @@ from pathlib import Path
 
 import pytest
 
-from arena.sandbox import _bwrap_error
+from arena.hosting.sandbox import _bwrap_error
 
 ROOT = Path(__file__).resolve().parent.parent
 GUIDE = ROOT / "docs" / "writing-a-bot.md"

@@ -124,13 +124,18 @@ def in_kernel_package(path: Path) -> bool:
     return _package_of(path) is not None
 
 
+def cache_dir() -> Path:
+    """The arena's per-user cache directory (``$XDG_CACHE_HOME/loveletter-arena``): compiled
+    kernels (``numba/``) and solver tables (``solver/``), written by trusted processes only."""
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return Path(base) / "loveletter-arena"
+
+
 def cache_base() -> Path:
     """``$NUMBA_CACHE_DIR`` if set, else ``$XDG_CACHE_HOME/loveletter-arena/numba``."""
     given = os.environ.get("NUMBA_CACHE_DIR")
     if given:
         return Path(given)
-    from arena.sandbox import cache_dir
-
     return cache_dir() / "numba"
 
 

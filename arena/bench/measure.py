@@ -1,0 +1,619 @@
+"""``arena bench``: the project's speed figures, each measured the same way every time.
+
+Each benchmark is a function returning one number; :data:`BENCHMARKS` names them. They run in
+this process pinned to one core (where the platform allows), after a warm-up that compiles and
+loads what they use, for at least ``seconds`` each.
+"""
+
+from __future__ import annotations
+
+import os
+import platform
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from typing import Any
+
+from arena.bench.goals import Goal
+
+
+@dataclass(frozen=True)
+class Benchmark:
+    """A named figure: how to measure it, its unit, and the goal it is held to (``None``: no
+    goal)."""
+
+    key: str
+    measure: Callable[[float], float]
+    unit: str
+    goal: Goal | None
+    #: Whether it uses every core (the others run pinned to one).
+    all_cores: bool = False
+
+
+@contextmanager
+def one_core() -> Iterator[None]:
+    """Pin this process to one core while the block runs (no-op where unsupported)."""
+    if not hasattr(os, "sched_setaffinity"):
+        yield
+        return
+    before = os.sched_getaffinity(0)
+    os.sched_setaffinity(0, {min(before)})
+    try:
+        yield
+    finally:
+        os.sched_setaffinity(0, before)
+
+
+def _repeat_until(seconds: float, step: Callable[[], int]) -> float:
+    """Run ``step`` (returning a count) for ``seconds``; return the count per second."""
+    count = 0
+    begun = time.perf_counter()
+    while True:
+        count += step()
+        spent = time.perf_counter() - begun
+        if spent >= seconds:
+            return count / spent
+
+
+def engine_rounds_per_s(seconds: float) -> float:
+    """Two-player classic rounds per second, uniform random play, entirely inside the engine."""
+    from arena.engine.layout import VARIANT_CLASSIC
+    from arena.engine.playout import play_uniform_rounds
+
+    play_uniform_rounds(1000, 2, VARIANT_CLASSIC, 1)
+    batch = 200_000
+    seed = [0]
+
+    def step() -> int:
+        seed[0] += 1
+        play_uniform_rounds(batch, 2, VARIANT_CLASSIC, seed[0])
+        return batch
+
+    return _repeat_until(seconds, step)
+
+
+def referee_moves_per_s(seconds: float) -> float:
+    """Moves per second through the referee, two uniform bots in this process."""
+    from arena.referee.play import InProcessHandle, Referee
+    from bots.uniform import UniformBot
+
+    referee = Referee("classic", move_time=None)
+    return _moves_per_s(
+        referee, [InProcessHandle(UniformBot()), InProcessHandle(UniformBot())], seconds
+    )
+
+
+def _moves_per_s(referee: Any, handles: list[Any], seconds: float) -> float:
+    """Rounds on fresh seeds through ``referee`` for ``seconds``, after one warm-up round."""
+    referee.play_round(handles, seed=0)
+    seed = [0]
+
+    def step() -> int:
+        seed[0] += 1
+        return len(referee.play_round(handles, seed=seed[0]).actions)
+
+    return _repeat_until(seconds, step)
+
+
+def isolated_moves_per_s(seconds: float) -> float:
+    """Moves per second through the referee, two uniform bots each in its own host process (in
+    the sandbox a tournament would use here), pinned with the referee to one core."""
+    from arena.hosting.hosted import HostHandle
+    from arena.hosting.plugins import BUILTIN_PLUGIN
+    from arena.hosting.sandbox import choose_sandbox
+    from arena.referee.play import Referee
+
+    box = choose_sandbox("auto")
+    referee = Referee("classic", move_time=1.0)
+    handles = [HostHandle("uniform", BUILTIN_PLUGIN, sandbox=box) for _ in range(2)]
+    try:
+        return _moves_per_s(referee, handles, seconds)
+    finally:
+        for handle in handles:
+            handle.close()
+
+
+def host_start_seconds(seconds: float) -> float:
+    """Median seconds from starting a ``greedy`` host (a policy bot: the interpreter, the arena's
+    modules and its compiled kernels, loaded from the trusted cache after the compile step) in
+    the sandbox a tournament would use here until it says hello."""
+    import statistics
+
+    from arena.hosting.catalog import load_catalog
+    from arena.hosting.hosted import HostHandle
+    from arena.hosting.kernels import compile_kernels, trusted_bots
+    from arena.hosting.sandbox import choose_sandbox
+
+    box = choose_sandbox("auto")
+    entry = load_catalog(box).bots["greedy"]
+    compile_kernels(trusted_bots([entry]), box)
+    times: list[float] = []
+    deadline = time.perf_counter() + seconds
+    while len(times) < 3 or (time.perf_counter() < deadline and len(times) < 20):
+        handle = HostHandle("greedy", entry.plugin, sandbox=box)
+        begun = time.perf_counter()
+        handle.start(0, 2, "classic", 0)
+        times.append(time.perf_counter() - begun)
+        handle.close()
+    return statistics.median(times)
+
+
+def _simulate_rounds_per_s(bots: list[str], seconds: float) -> float:
+    """Rounds per second of ``arena simulate`` (2-player classic) between ``bots``."""
+    from bots.simulate import simulate
+
+    simulate(bots, 1000, "classic", seed=0)
+    seed = [0]
+
+    def step() -> int:
+        seed[0] += 1
+        simulate(bots, 200_000, "classic", seed=seed[0])
+        return 200_000
+
+    return _repeat_until(seconds, step)
+
+
+def simulate_random_random_rounds_per_s(seconds: float) -> float:
+    """``random`` against ``random`` in the simulator (numba policies on the seats' views)."""
+    return _simulate_rounds_per_s(["random", "random"], seconds)
+
+
+def simulate_strategic_random_rounds_per_s(seconds: float) -> float:
+    """``strategic`` against ``random`` in the simulator."""
+    return _simulate_rounds_per_s(["strategic", "random"], seconds)
+
+
+def dp_build_seconds(seconds: float) -> float:
+    """Seconds to build the Dynamic Programming solver's ``huibers`` table (compiled kernels,
+    never from the disk cache): the best of at least three builds, for at least ``seconds``."""
+    from solver import build_table
+
+    build_table()  # warm-up: compile or load the kernels
+    best = float("inf")
+    builds = 0
+    begun = time.perf_counter()
+    while builds < 3 or time.perf_counter() - begun < seconds:
+        best = min(best, build_table().build_seconds)
+        builds += 1
+    return best
+
+
+def dp_states(seconds: float) -> float:
+    """Slots the Dynamic Programming solver computes for the ``huibers`` table."""
+    from solver import build_table
+
+    return float(build_table().states)
+
+
+#: The 2-player classic opening position of the search benchmarks: Countess set aside, Guard,
+#: Handmaid and Prince face up; seat 0 holds a Guard and draws a Baron (8 legal actions), seat 1
+#: holds the King.
+SEARCH_BENCH_DECK = (7, 1, 4, 5, 1, 6, 3, 1, 1, 1, 2, 2, 3, 4, 5, 8)
+
+
+def _search_iterations_per_s(name: str, seconds: float) -> float:
+    """MCTS iterations per second of whole decisions (tree allocation, determinizations and the
+    vote included) of the search bot ``name`` with its default parameters, from seat 0 of
+    :data:`SEARCH_BENCH_DECK`: its ``iterations`` (times its ``determinizations``, if any) per
+    decision."""
+    import numpy as np
+
+    from arena.engine.rng import new_rng
+    from arena.game import Game
+    from bots.dispatch import decide
+    from bots.policy import POLICIES, policy_table
+
+    info = POLICIES[name]
+    params = info.param_array()
+    per_decision = int(info.params["iterations"]) * int(info.params.get("determinizations", 1))
+    table = policy_table(info)
+    obs = Game(2, "classic", deck=SEARCH_BENCH_DECK).observation(0)
+    view = obs.to_view()
+    legal = np.asarray(obs.legal_packed(), dtype=np.int32)
+    rng = new_rng(1)
+    decide(info.policy_id, view, legal, len(legal), rng, params, table)  # compile or load
+
+    def step() -> int:
+        decide(info.policy_id, view, legal, len(legal), rng, params, table)
+        return per_decision
+
+    return _repeat_until(seconds, step)
+
+
+def ismcts_iterations_per_s(seconds: float) -> float:
+    """SO-ISMCTS iterations per second (``ismcts``, 1000 iterations per decision, one new
+    determinization each) in a 2-player classic opening position."""
+    return _search_iterations_per_s("ismcts", seconds)
+
+
+def pimc_iterations_per_s(seconds: float) -> float:
+    """PIMC iterations per second (``pimc``: 50 determinizations of 160 UCT iterations per
+    decision) in a 2-player classic opening position."""
+    return _search_iterations_per_s("pimc", seconds)
+
+
+def montecarlo_ms_per_round(seconds: float) -> float:
+    """Milliseconds per whole 2-player classic round of ``montecarlo`` (default parameters: 1000
+    playouts per option) against ``random`` in the simulator, seat 0 first (Huibers' thesis: one
+    million such rounds in 181 minutes, 10.9 ms each)."""
+    from bots.simulate import simulate
+
+    bots = ["montecarlo", "random"]
+    simulate(bots, 2, "classic", seed=0)  # compile or load
+    rounds = 0
+    spent = 0.0
+    seed = 0
+    while spent < seconds:
+        seed += 1
+        result = simulate(bots, 20, "classic", seed=seed)
+        rounds += result.games
+        spent += result.games / result.rounds_per_s
+    return 1000.0 * spent / rounds
+
+
+#: The simple reference bots (no search) that ``tournament_games_per_s`` plays.
+SIMPLE_BOTS = ("random", "strategic", "knowledge", "greedy", "riskmatrix")
+
+
+def tournament_games_per_s(seconds: float) -> float:
+    """Games per second of a round-robin of the simple reference bots on ``fixed36`` (each
+    played as often as needed to last about ``seconds``), every bot isolated in its own host,
+    one worker per core, stored in a SQLite file: the whole path of ``arena tournament``
+    once every worker has started its hosts."""
+    import math
+    import tempfile
+
+    from arena.hosting.catalog import load_catalog
+    from arena.hosting.sandbox import choose_sandbox
+    from arena.tournament.pool import LocalPool, default_workers
+    from arena.tournament.runner import (
+        TournamentSpec,
+        plan_tournament,
+        run_tournament,
+        worker_setup,
+    )
+    from arena.tournament.worker import BlockTask
+    from leaderboard.store import Store
+
+    sandbox = choose_sandbox("auto")
+    catalog = load_catalog(sandbox)
+    workers = default_workers()
+    base = TournamentSpec(decks="fixed36", bots=SIMPLE_BOTS, max_faults=None)
+    plan = plan_tournament(base, catalog)
+    pool = LocalPool(worker_setup(plan, sandbox), workers)
+    try:
+        # every worker starts every bot's host on deck 0 first; those games are not counted
+        warm_up = tuple(g for g in plan.schedule if g.deck == 0 and g.rotation == 0)
+        for number in range(workers):
+            pool.submit(BlockTask(-1 - number, warm_up))
+        while pool.busy:
+            pool.results(timeout=1.0)
+        # how many repetitions fill about ``seconds``: time one pass over the schedule
+        begun = time.perf_counter()
+        for number in range(workers):
+            pool.submit(BlockTask(-100 - number, plan.schedule[: len(plan.schedule) // workers]))
+        while pool.busy:
+            pool.results(timeout=1.0)
+        per_pass = time.perf_counter() - begun
+        repeat = max(1, math.ceil(seconds / max(per_pass, 1e-3)))
+        timed = plan_tournament(TournamentSpec(**{**base.__dict__, "repeat": repeat}), catalog)
+        with tempfile.TemporaryDirectory() as where:
+            store = Store(f"sqlite:///{where}/bench.db")
+            summary = run_tournament(timed, store, lambda: pool)
+            store.close()
+    finally:
+        pool.terminate()
+    return summary.played / summary.seconds
+
+
+#: Seconds each field size of the scale benchmark plays at least (its hosts' starts included).
+FIELD_SECONDS = 60.0
+_field_results: dict[int, tuple[float, float]] = {}
+
+
+@dataclass
+class FieldSettings:
+    """How the field benchmarks run: ``workers`` (``None``: one per core) on the ``local``
+    process pool or on a local ``ray`` instance (``arena bench --workers --executor``)."""
+
+    workers: int | None = None
+    executor: str = "local"
+
+
+FIELD = FieldSettings()
+
+
+def _process_tree_memory(root: int) -> int:
+    """Bytes of memory (proportional set size, so shared pages count once) of ``root`` and
+    every process below it."""
+    children: dict[int, list[int]] = {}
+    for name in os.listdir("/proc"):
+        if not name.isdigit():
+            continue
+        try:
+            with open(f"/proc/{name}/stat", "rb") as f:
+                ppid = int(f.read().rsplit(b")", 1)[1].split()[1])
+        except (OSError, ValueError, IndexError):
+            continue
+        children.setdefault(ppid, []).append(int(name))
+    total, todo = 0, [root]
+    while todo:
+        pid = todo.pop()
+        todo.extend(children.get(pid, ()))
+        try:
+            with open(f"/proc/{pid}/smaps_rollup", "rb") as f:
+                for line in f:
+                    if line.startswith(b"Pss:"):
+                        total += int(line.split()[1]) << 10
+                        break
+        except OSError:
+            continue
+    return total
+
+
+class _StopAfter:
+    """A progress hook that ends a run (as Ctrl-C would) once it has lasted ``seconds``, and
+    samples the memory of this process tree meanwhile."""
+
+    def __init__(self, seconds: float) -> None:
+        self.deadline = time.monotonic() + seconds
+        self.peak = 0
+        self.done = 0
+        self._stop = False
+        import threading
+
+        self._sampler = threading.Thread(target=self._sample, daemon=True)
+        self._sampler.start()
+
+    def _sample(self) -> None:
+        while not self._stop:
+            self.peak = max(self.peak, _process_tree_memory(os.getpid()))
+            time.sleep(0.5)
+
+    def update(self, done: int, total: int, faults: int) -> None:
+        self.done = done
+        if time.monotonic() >= self.deadline:
+            raise KeyboardInterrupt
+
+    def close(self) -> None:
+        self._stop = True
+        self._sampler.join()
+
+
+def _field(entrants: int, seconds: float) -> tuple[float, float]:
+    """Games per second and peak memory (MiB) of a tournament of ``entrants`` copies of the
+    scaffolded pure-Python bot on ``fixed36`` (repeated so that it lasts), with the default
+    workers and sandbox, over at least ``seconds``: everything from starting the workers on,
+    their hosts' starts included."""
+    if entrants in _field_results:
+        return _field_results[entrants]
+    import math
+    import tempfile
+    from pathlib import Path
+
+    from arena.bench.field import field_names, install_field, use_field
+    from arena.hosting.catalog import load_catalog
+    from arena.hosting.sandbox import choose_sandbox
+    from arena.tournament.pool import LocalPool, default_workers
+    from arena.tournament.runner import (
+        TournamentSpec,
+        plan_tournament,
+        run_tournament,
+        worker_setup,
+    )
+    from leaderboard.store import Store
+
+    with tempfile.TemporaryDirectory(prefix="arena-field-") as where:
+        use_field(install_field(entrants, Path(where) / "site"))
+        sandbox = choose_sandbox("auto")
+        catalog = load_catalog(sandbox)
+        pairs = entrants * (entrants - 1) // 2
+        repeat = max(1, math.ceil(20_000 / (pairs * 72)))
+        spec = TournamentSpec(
+            decks="fixed36", bots=tuple(field_names(entrants)), repeat=repeat, max_faults=None
+        )
+        plan = plan_tournament(spec, catalog)
+        store = Store(f"sqlite:///{where}/bench.db")
+        setup = worker_setup(plan, sandbox)
+        workers = FIELD.workers or default_workers()
+
+        def executor() -> Any:
+            if FIELD.executor == "ray":
+                from arena.tournament.ray_executor import RayExecutor, plan_versions
+
+                return RayExecutor(setup, None, workers, versions=plan_versions(plan))
+            return LocalPool(setup, workers)
+
+        watch = _StopAfter(seconds)
+        try:
+            summary = run_tournament(plan, store, executor, progress=watch)
+        finally:
+            watch.close()
+            store.close()
+    played = summary.total - summary.left - summary.stored_before
+    _field_results[entrants] = (played / summary.seconds, watch.peak / (1 << 20))
+    return _field_results[entrants]
+
+
+def field_5_games_per_s(seconds: float) -> float:
+    """Games per second of a 5-entrant field of the scaffolded pure-Python bot (see
+    :func:`_field`)."""
+    return _field(5, max(seconds, FIELD_SECONDS))[0]
+
+
+def field_30_games_per_s(seconds: float) -> float:
+    """The same with 30 entrants: at least half the 5-entrant figure."""
+    return _field(30, max(seconds, FIELD_SECONDS))[0]
+
+
+def field_100_games_per_s(seconds: float) -> float:
+    """The same with 100 entrants: at least half the 5-entrant figure."""
+    return _field(100, max(seconds, FIELD_SECONDS))[0]
+
+
+def field_100_peak_mb(seconds: float) -> float:
+    """Peak memory of every process of the 100-entrant run together, in MiB (proportional set
+    size: pages shared between processes count once)."""
+    return _field(100, max(seconds, FIELD_SECONDS))[1]
+
+
+def field_300_games_per_s(seconds: float) -> float:
+    """The same with 300 entrants (a club's field)."""
+    return _field(300, max(seconds, FIELD_SECONDS))[0]
+
+
+def field_300_peak_mb(seconds: float) -> float:
+    """Peak memory of the 300-entrant run, in MiB (as :func:`field_100_peak_mb`)."""
+    return _field(300, max(seconds, FIELD_SECONDS))[1]
+
+
+def first_game_seconds_cold(seconds: float) -> float:
+    """Seconds from starting the README's main command (``arena tournament --decks fixed36``,
+    every installed bot) with empty caches (no compiled kernel, no solver table) until its
+    first game is stored."""
+    import signal
+    import subprocess
+    import sys
+    import tempfile
+
+    from leaderboard.store import Store
+
+    with tempfile.TemporaryDirectory(prefix="arena-cold-") as where:
+        env = {**os.environ, "XDG_CACHE_HOME": where, "ARENA_DB": f"sqlite:///{where}/a.db"}
+        env.pop("NUMBA_CACHE_DIR", None)
+        begun = time.monotonic()
+        command = ["tournament", "--decks", "fixed36", "--quiet"]
+        proc = subprocess.Popen(
+            [sys.executable, "-c", "from arena.cli.main import main; main()", *command],
+            env=env,
+            cwd=where,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            start_new_session=True,
+        )
+        try:
+            while proc.poll() is None and time.monotonic() - begun < 900:
+                if os.path.exists(f"{where}/a.db") and _stored_games(Store(env["ARENA_DB"])):
+                    return time.monotonic() - begun
+                time.sleep(0.25)
+            raise RuntimeError("the tournament stored no game")
+        finally:
+            os.killpg(proc.pid, signal.SIGINT)
+            try:
+                proc.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                os.killpg(proc.pid, signal.SIGKILL)
+                proc.wait()
+
+
+def _stored_games(store: Any) -> int:
+    try:
+        return sum(t.games for t in store.tournaments())
+    except Exception:  # the schema may not exist yet
+        return 0
+    finally:
+        store.close()
+
+
+BENCHMARKS: dict[str, Benchmark] = {
+    b.key: b
+    for b in (
+        Benchmark("engine_rounds_per_s", engine_rounds_per_s, "rounds/s", Goal(">=", 1_000_000)),
+        Benchmark("referee_moves_per_s", referee_moves_per_s, "moves/s", None),
+        Benchmark("isolated_moves_per_s", isolated_moves_per_s, "moves/s", Goal(">=", 5_000)),
+        Benchmark("host_start_seconds", host_start_seconds, "s", None),
+        Benchmark(
+            "simulate_random_random_rounds_per_s",
+            simulate_random_random_rounds_per_s,
+            "rounds/s",
+            Goal(">=", 500_000, note="1M in 2 s"),
+        ),
+        Benchmark(
+            "simulate_strategic_random_rounds_per_s",
+            simulate_strategic_random_rounds_per_s,
+            "rounds/s",
+            Goal(">=", 250_000, note="1M in 4 s"),
+        ),
+        Benchmark("dp_build_seconds", dp_build_seconds, "s", Goal("<=", 1.0)),
+        Benchmark("dp_states", dp_states, "states", None),
+        Benchmark("montecarlo_ms_per_round", montecarlo_ms_per_round, "ms", Goal("<=", 5)),
+        Benchmark(
+            "ismcts_iterations_per_s", ismcts_iterations_per_s, "iterations/s", Goal(">=", 100_000)
+        ),
+        Benchmark(
+            "pimc_iterations_per_s", pimc_iterations_per_s, "iterations/s", Goal(">=", 100_000)
+        ),
+        # The goal of a full reference round-robin under 10 minutes is timed separately (the
+        # whole command, every bot): this figure plays the simple bots only.
+        Benchmark(
+            "tournament_games_per_s", tournament_games_per_s, "games/s", None, all_cores=True
+        ),
+        Benchmark("field_5_games_per_s", field_5_games_per_s, "games/s", None, all_cores=True),
+        Benchmark(
+            "field_30_games_per_s",
+            field_30_games_per_s,
+            "games/s",
+            Goal(">=", 0.5, of="field_5_games_per_s"),
+            all_cores=True,
+        ),
+        Benchmark(
+            "field_100_games_per_s",
+            field_100_games_per_s,
+            "games/s",
+            Goal(">=", 0.5, of="field_5_games_per_s"),
+            all_cores=True,
+        ),
+        Benchmark("field_100_peak_mb", field_100_peak_mb, "MiB", Goal("<", 6_144), all_cores=True),
+        Benchmark("field_300_games_per_s", field_300_games_per_s, "games/s", None, all_cores=True),
+        Benchmark("field_300_peak_mb", field_300_peak_mb, "MiB", None, all_cores=True),
+        Benchmark(
+            "first_game_seconds_cold",
+            first_game_seconds_cold,
+            "s",
+            Goal("<=", 60),
+            all_cores=True,
+        ),
+    )
+}
+
+
+def machine() -> dict[str, object]:
+    """What the figures were measured on."""
+    cpu = platform.processor() or platform.machine()
+    try:
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                if line.startswith("model name"):
+                    cpu = line.split(":", 1)[1].strip()
+                    break
+    except OSError:
+        pass
+    import numba
+    import numpy
+
+    from arena.hosting.sandbox import choose_sandbox
+
+    return {
+        "sandbox": choose_sandbox("auto").kind,
+        "cpu": cpu,
+        "cores": os.cpu_count(),
+        "python": platform.python_version(),
+        "numpy": numpy.__version__,
+        "numba": numba.__version__,
+        "platform": platform.platform(),
+    }
+
+
+def run(keys: list[str] | None = None, seconds: float = 2.0) -> dict[str, float]:
+    """Measure the named benchmarks (all when ``keys`` is empty): each on one core, except
+    those that use every core."""
+    chosen = keys or list(BENCHMARKS)
+    results = {}
+    for key in chosen:
+        if BENCHMARKS[key].all_cores:
+            results[key] = BENCHMARKS[key].measure(seconds)
+            continue
+        with one_core():
+            results[key] = BENCHMARKS[key].measure(seconds)
+    return results

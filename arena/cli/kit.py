@@ -1,0 +1,108 @@
+"""The bot author's commands: ``arena new-bot`` writes a package, ``arena check`` runs the
+conformance checks."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import click
+
+from arena.cli.options import (
+    command_sandbox,
+    compile_trusted,
+    isolation_options,
+    json_option,
+    move_time_option,
+    seed_option,
+)
+
+
+@click.command("new-bot")
+@click.argument("name")
+@click.option(
+    "--dir",
+    "directory",
+    type=click.Path(file_okay=False, path_type=Path),
+    default=None,
+    help="Where to write the package (default: ./loveletter-NAME).",
+)
+@click.option(
+    "--sandbox",
+    type=click.Choice(["auto", "bwrap", "none"]),
+    default="auto",
+    show_default=True,
+    help="Where plugins are asked which names they use (see `arena play --help`).",
+)
+def new_bot(name: str, directory: Path | None, sandbox: str) -> None:
+    """Write a ready bot package NAME: pyproject with the entry point, a bot module and a test.
+
+    NAME must not be taken: a bot name belongs to one distribution, so a name already installed
+    is refused. `pip install -e DIR` the package and the bot shows up in `arena bots` at once.
+    """
+    from arena.hosting.catalog import load_catalog
+    from arena.kit.scaffold import check_name, check_name_free, write_bot_package
+
+    check_name(name)
+    check_name_free(name, load_catalog(command_sandbox(sandbox)))
+    root = write_bot_package(name, directory)
+    click.echo(f"wrote a bot package in {root}")
+    click.echo(f"next: pip install -e {root} && arena check {name}")
+
+
+@click.command()
+@click.argument("bot")
+@click.option(
+    "--rounds",
+    type=click.IntRange(min=1),
+    default=200,
+    show_default=True,
+    help="Random rounds per variant and player count the bot claims.",
+)
+@seed_option
+@move_time_option
+@isolation_options
+@json_option
+def check(
+    bot: str,
+    rounds: int,
+    seed: int,
+    move_time: float,
+    sandbox: str,
+    memory_mb: int,
+    max_faults: int | None,
+    as_json: bool,
+) -> None:
+    """Conformance run for BOT before you submit it: legal answers within the time limit over
+    many random rounds in every variant and player count it claims, the same play for the same
+    seed, and a whole match survived. Exit code 1 if anything failed; the report says what.
+    """
+    from arena.hosting.catalog import load_catalog
+    from arena.kit.conformance import run_checks
+
+    box = command_sandbox(sandbox, memory_mb)
+    catalog = load_catalog(box)
+    spec, entry = catalog.resolve(bot)
+    box.check(str(spec), entry.distribution)
+    compile_trusted(box, [entry])
+    report = run_checks(
+        bot,
+        catalog,
+        box,
+        rounds=rounds,
+        seed=seed,
+        move_time=move_time,
+        memory_mb=memory_mb,
+        progress=None if as_json else lambda text: click.echo(text, err=True),
+    )
+    if as_json:
+        click.echo(json.dumps(report.to_json(), indent=2))
+    else:
+        for line in report.lines():
+            click.echo(line)
+    if not report.passed:
+        sys.exit(1)
+
+
+COMMANDS: tuple[click.Command, ...] = (new_bot, check)

@@ -1,0 +1,237 @@
+"""Options and helpers shared by the ``arena`` commands: the variant, seeds, ``--json``, the move
+time, the isolation options with the sandbox they choose, the trusted compile step's progress and
+the database options."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any, TypeVar
+
+import click
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def variant_option(f: F) -> F:
+    """``--variant`` (classic or huibers)."""
+    from arena.game.variants import VARIANTS
+
+    return click.option(
+        "--variant",
+        type=click.Choice(list(VARIANTS)),
+        default="classic",
+        show_default=True,
+        help="Rule set.",
+    )(f)
+
+
+#: The largest seed: seeds are stored as signed 64-bit integers and feed unsigned 64-bit
+#: generators, so they are whole numbers from 0 to 2**63 - 1.
+MAX_SEED = 2**63 - 1
+
+
+class SeedType(click.ParamType):
+    """A seed: a whole number from 0 to :data:`MAX_SEED`, refused on one line otherwise."""
+
+    name = "seed"
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> int:
+        """``value`` as a seed; a click error naming the allowed range for anything else."""
+        if isinstance(value, int) and not isinstance(value, bool):
+            number = value
+        else:
+            try:
+                number = int(str(value).strip(), 10)
+            except ValueError:
+                self.fail(f"{value!r} is not a whole number (seeds are 0 to 2**63-1)", param, ctx)
+        if not 0 <= number <= MAX_SEED:
+            shown = str(number) if len(str(number)) <= 40 else f"a {len(str(number))}-digit number"
+            self.fail(f"{shown} is out of range (seeds are 0 to 2**63-1 = {MAX_SEED})", param, ctx)
+        return number
+
+
+def seed_option(f: F) -> F:
+    """``--seed``: a :class:`SeedType`."""
+    return click.option(
+        "--seed", type=SeedType(), default=0, show_default=True, help="Random seed (0 to 2**63-1)."
+    )(f)
+
+
+def json_option(f: F) -> F:
+    """``--json``: machine-readable output."""
+    return click.option("--json", "as_json", is_flag=True, help="Print JSON instead of text.")(f)
+
+
+def move_time_option(f: F) -> F:
+    """``--move-time``: seconds per move."""
+    return click.option(
+        "--move-time",
+        type=click.FloatRange(min=0.001),
+        default=1.0,
+        show_default=True,
+        help="Time limit per move in seconds (a small grace is added).",
+    )(f)
+
+
+def _keep(ctx: click.Context, param: click.Parameter, value: Any) -> Any:
+    ctx.meta[f"arena.{param.name}"] = value
+    return value
+
+
+def isolation_options(f: F) -> F:
+    """``--sandbox``, the limits of each bot (``--memory-mb``, ``--processes``,
+    ``--scratch-mb``) and ``--max-faults``: how bot hosts run. The command passes ``sandbox``
+    and ``memory_mb`` to :func:`_sandbox`, which reads the other limits itself."""
+    f = click.option(
+        "--max-faults",
+        type=click.IntRange(min=0),
+        default=None,
+        help="Disqualify a bot after this many faults (its later games are forfeits); 0: "
+        "never. Default: never for play and check, 10 for a tournament.",
+    )(f)
+    f = click.option(
+        "--scratch-mb",
+        type=click.IntRange(min=1),
+        default=64,
+        show_default=True,
+        expose_value=False,
+        callback=_keep,
+        help="Scratch space (a private /tmp) of each sandboxed bot in MiB; it counts towards "
+        "the bot's memory.",
+    )(f)
+    f = click.option(
+        "--processes",
+        type=click.IntRange(min=1),
+        default=64,
+        show_default=True,
+        expose_value=False,
+        callback=_keep,
+        help="Processes and threads each sandboxed bot may have at once.",
+    )(f)
+    f = click.option(
+        "--memory-mb",
+        type=click.IntRange(min=0),
+        default=2048,
+        show_default=True,
+        help="Memory limit of each bot in MiB: all its processes together with its scratch "
+        "space where control groups can be used (docs/sandbox.md), else per process; 0 for none.",
+    )(f)
+    return click.option(
+        "--sandbox",
+        type=click.Choice(["auto", "bwrap", "none"]),
+        default="auto",
+        show_default=True,
+        help="Run bots in the bubblewrap sandbox (auto: when it works here; without it only "
+        "the arena's own bots run), or every bot unsandboxed (none).",
+    )(f)
+
+
+def compile_trusted(box: Any, entries: Sequence[Any], variant: str | None = None) -> None:
+    """Run the trusted compile step (:mod:`arena.hosting.kernels`) for the arena's own bots among
+    ``entries``, with its progress on standard error, and wait for it."""
+    report_compile_errors(start_compiling(box, entries, variant).wait())
+
+
+def start_compiling(box: Any, entries: Sequence[Any], variant: str | None = None) -> Any:
+    """Start the trusted compile step for the arena's own bots among ``entries`` (in that order:
+    the first to play first) in the background, with its progress on standard error; returns
+    the :class:`~arena.hosting.kernels.Compilation`."""
+    from arena.hosting.kernels import Compilation, trusted_bots
+
+    def say(text: str) -> None:
+        click.echo(f"arena: {text}", err=True)
+
+    return Compilation(trusted_bots(entries, variant), box, say)
+
+
+def report_compile_errors(failed: dict[str, str]) -> None:
+    """One warning line per bot the compile step could not compile."""
+    for name, why in failed.items():
+        click.echo(f"arena: warning: could not compile the kernels of {name}: {why}", err=True)
+
+
+def command_sandbox(mode: str, memory_mb: int = 2048, hide: tuple[str, ...] = ()) -> Any:
+    """The sandbox for ``mode`` with the limits of the command's options, printing its warning
+    (if any) on one line; ``hide`` are paths bots must not see (checked, see
+    :func:`~arena.hosting.sandbox.choose_sandbox`)."""
+    from arena.hosting.sandbox import Limits, choose_sandbox
+
+    meta = click.get_current_context().meta
+    limits = Limits(
+        memory_mb=memory_mb,
+        processes=meta.get("arena.processes", 64),
+        scratch_mb=meta.get("arena.scratch_mb", 64),
+    )
+    sandbox = choose_sandbox(mode, limits, hide)
+    if sandbox.warning:
+        click.echo(f"arena: warning: {sandbox.warning}", err=True)
+    return sandbox
+
+
+def db_option(f: F) -> F:
+    """``--db``: the database URL."""
+    return click.option(
+        "--db",
+        "db_url",
+        metavar="URL",
+        default=None,
+        help="Database (any SQLAlchemy URL). Default: $ARENA_DB, else sqlite:///arena.db in "
+        "the working directory.",
+    )(f)
+
+
+def anchor_option(f: F) -> F:
+    """``--anchor BOT=RATING``."""
+    return click.option(
+        "--anchor",
+        metavar="BOT=RATING",
+        default=None,
+        help="Pin BOT's Elo at RATING (default: the mean Elo is 1500).",
+    )(f)
+
+
+def tournament_id_option(f: F) -> F:
+    """``--tournament ID``."""
+    return click.option(
+        "--tournament",
+        "tournament_id",
+        type=int,
+        default=None,
+        metavar="ID",
+        help="Which stored tournament (default: the latest).",
+    )(f)
+
+
+def parse_anchor(text: str | None) -> tuple[str, float] | None:
+    if text is None:
+        return None
+    name, sep, value = text.rpartition("=")
+    try:
+        rating = float(value)
+    except ValueError:
+        rating = float("nan")
+    if not sep or not name.strip() or rating != rating:
+        raise click.BadParameter(f"expected BOT=RATING, got {text!r}", param_hint="--anchor")
+    return name.strip(), rating
+
+
+def hidden_paths(db_url: str, deck_spec: str | None) -> tuple[str, ...]:
+    """What bots must not see: the SQLite database's directory and a deck file."""
+    from sqlalchemy.engine import make_url
+
+    hide: list[str] = []
+    try:
+        url = make_url(db_url)
+        if url.get_backend_name() == "sqlite" and url.database not in (None, "", ":memory:"):
+            hide.append(str(Path(url.database).resolve().parent))
+    except Exception:
+        pass
+    if deck_spec and deck_spec.startswith("file:"):
+        hide.append(str(Path(deck_spec[len("file:") :]).resolve().parent))
+    return tuple(hide)
+
+
+def given(ctx: click.Context, name: str) -> bool:
+    source = ctx.get_parameter_source(name)
+    return source is not None and source != click.core.ParameterSource.DEFAULT

@@ -1,0 +1,366 @@
+"""Kernel limits for a bot as a whole: one control group per bot host.
+
+A host's group holds every process the bot starts, and the kernel enforces its limits on all of
+them together: memory (its processes and the pages of its private ``/tmp``, which the kernel
+charges to the group that writes them), the number of processes and threads, and CPU time (one
+core's worth). Both kinds of hierarchy are supported: the unified one (cgroup v2, where the
+arena's own group can delegate the ``memory``, ``pids`` and ``cpu`` controllers) and the v1
+controllers mounted one per hierarchy. :func:`probe` says which works here, or why none does;
+then the sandbox falls back to what a process can do for itself (see :mod:`arena.hosting.sandbox`).
+
+Groups are made below the arena process's own group (``.../arena-PID/host-N``), so the limits
+the machine already puts on the arena still hold, and removed when their host is gone.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import itertools
+import os
+import signal
+import time
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
+
+#: The v1 controllers the arena uses, and the file that counts how often a limit was hit.
+V1_CONTROLLERS = ("memory", "pids", "cpu")
+
+_serial = itertools.count()
+
+
+class CgroupError(OSError):
+    """A control group could not be made or joined."""
+
+
+@dataclass(frozen=True)
+class Hierarchy:
+    """Where the arena may make groups: ``version`` 1 or 2, and for each controller (v1) or for
+    all of them (v2, key ``""``) the directory of this process's group."""
+
+    version: int
+    parents: dict[str, Path]
+
+    def describe(self) -> str:
+        """One line: the kind of hierarchy and where groups go."""
+        where = ", ".join(str(p) for p in dict.fromkeys(self.parents.values()))
+        return f"cgroup v{self.version} ({where})"
+
+
+def _mounts() -> list[tuple[str, str, str, set[str]]]:
+    """(root, mount point, fstype, super options) of every cgroup mount."""
+    found = []
+    with open("/proc/self/mountinfo", encoding="utf-8") as f:
+        for line in f:
+            left, _, right = line.partition(" - ")
+            fields, tail = left.split(), right.split()
+            if len(fields) >= 5 and len(tail) >= 3 and tail[0] in ("cgroup", "cgroup2"):
+                found.append((fields[3], fields[4], tail[0], set(tail[2].split(","))))
+    return found
+
+
+def _own_groups() -> dict[str, str]:
+    """This process's group per v1 controller, and ``""`` for the unified hierarchy."""
+    groups: dict[str, str] = {}
+    with open("/proc/self/cgroup", encoding="utf-8") as f:
+        for line in f:
+            _, controllers, path = line.rstrip("\n").split(":", 2)
+            for name in controllers.split(",") if controllers else [""]:
+                groups[name] = path
+    return groups
+
+
+def _inside(mount_root: str, mount_point: str, group: str) -> Path | None:
+    if not group.startswith(mount_root):
+        return None
+    rel = group[len(mount_root) :].lstrip("/")
+    return Path(mount_point) / rel
+
+
+def _writable_dir(path: Path) -> bool:
+    probe = path / f"arena-probe-{os.getpid()}-{next(_serial)}"
+    try:
+        probe.mkdir()
+    except OSError:
+        return False
+    with contextlib.suppress(OSError):
+        probe.rmdir()
+    return True
+
+
+def _v2() -> Hierarchy | str:
+    groups = _own_groups()
+    for root, point, fstype, _ in _mounts():
+        if fstype != "cgroup2" or "" not in groups:
+            continue
+        parent = _inside(root, point, groups[""])
+        if parent is None or not parent.is_dir():
+            continue
+        try:
+            available = set((parent / "cgroup.controllers").read_text().split())
+        except OSError:
+            continue
+        missing = {"memory", "pids", "cpu"} - available
+        if missing:
+            return f"cgroup v2 at {point} lacks the {', '.join(sorted(missing))} controller"
+        if not _writable_dir(parent):
+            return f"cgroup v2 group {parent} is not writable"
+        return Hierarchy(2, {"": parent})
+    return "no cgroup v2 hierarchy"
+
+
+def _v1() -> Hierarchy | str:
+    groups = _own_groups()
+    parents: dict[str, Path] = {}
+    for root, point, fstype, options in _mounts():
+        if fstype != "cgroup":
+            continue
+        for name in V1_CONTROLLERS:
+            if name in options and name in groups and name not in parents:
+                parent = _inside(root, point, groups[name])
+                if parent is not None and parent.is_dir():
+                    parents[name] = parent
+    missing = [n for n in V1_CONTROLLERS if n not in parents]
+    if missing:
+        return f"cgroup v1 lacks the {', '.join(missing)} controller"
+    for parent in dict.fromkeys(parents.values()):
+        if not _writable_dir(parent):
+            return f"cgroup v1 group {parent} is not writable"
+    return Hierarchy(1, parents)
+
+
+@lru_cache(maxsize=1)
+def probe() -> Hierarchy | str:
+    """The hierarchy where this process may make groups with memory, process and CPU limits,
+    or a line saying why there is none."""
+    if not os.path.isdir("/sys/fs/cgroup"):
+        return "no /sys/fs/cgroup"
+    reasons = []
+    for attempt in (_v2, _v1):
+        try:
+            found = attempt()
+        except OSError as exc:
+            found = f"{attempt.__name__}: {exc}"
+        if isinstance(found, Hierarchy):
+            try:
+                BotGroup(found, 64 << 20, 8, 1.0).close()
+            except CgroupError as exc:
+                found = f"cgroup v{found.version}: {exc}"
+            else:
+                return found
+        reasons.append(found)
+    return "; ".join(reasons)
+
+
+def _write(path: Path, value: str) -> None:
+    try:
+        path.write_text(value)
+    except OSError as exc:
+        raise CgroupError(exc.errno, f"cannot write {value!r} to {path}: {exc.strerror}") from None
+
+
+def _enable_v2_controllers(parent: Path) -> Path:
+    """The directory for this arena process's groups in the unified hierarchy, with the
+    controllers delegated to it (``arena-PID`` holds no process, so it may)."""
+    base = parent / f"arena-{os.getpid()}"
+    base.mkdir(exist_ok=True)
+    for level in (parent, base):
+        enabled = set((level / "cgroup.subtree_control").read_text().split())
+        wanted = {"memory", "pids", "cpu"} - enabled
+        if wanted:
+            _write(level / "cgroup.subtree_control", " ".join(f"+{c}" for c in sorted(wanted)))
+    return base
+
+
+class BotGroup:
+    """The control group of one bot host, with its limits set; :meth:`join` puts a process in
+    it (its children follow), :meth:`hit` says which limit the kernel enforced, :meth:`close`
+    kills what is left in it and removes it."""
+
+    def __init__(
+        self, hierarchy: Hierarchy, memory_bytes: int, processes: int, cores: float
+    ) -> None:
+        self.hierarchy = hierarchy
+        name = f"host-{next(_serial)}"
+        self.dirs: dict[str, Path] = {}
+        try:
+            if hierarchy.version == 2:
+                path = _enable_v2_controllers(hierarchy.parents[""]) / name
+                path.mkdir()
+                self.dirs = {"": path}
+                _write(path / "memory.max", str(memory_bytes) if memory_bytes else "max")
+                with contextlib.suppress(FileNotFoundError):
+                    _write(path / "memory.swap.max", "0")
+                _write(path / "pids.max", str(processes))
+                _write(path / "cpu.max", f"{int(cores * 100_000)} 100000")
+            else:
+                for controller, parent in hierarchy.parents.items():
+                    path = parent / f"arena-{os.getpid()}" / name
+                    path.mkdir(parents=True, exist_ok=True)
+                    self.dirs[controller] = path
+                memory = self.dirs["memory"]
+                if memory_bytes:
+                    _write(memory / "memory.limit_in_bytes", str(memory_bytes))
+                    with contextlib.suppress(FileNotFoundError, CgroupError):
+                        _write(memory / "memory.memsw.limit_in_bytes", str(memory_bytes))
+                _write(self.dirs["pids"] / "pids.max", str(processes))
+                _write(self.dirs["cpu"] / "cpu.cfs_period_us", "100000")
+                _write(self.dirs["cpu"] / "cpu.cfs_quota_us", str(int(cores * 100_000)))
+        except (OSError, KeyError) as exc:
+            self.close()
+            raise CgroupError(getattr(exc, "errno", None) or 0, f"cgroup: {exc}") from None
+        self._events: dict[str, tuple[int, bytes]] = {}  # what -> (open file, counter name)
+        for what, path, key in self._event_files():
+            with contextlib.suppress(OSError):
+                self._events[what] = (os.open(path, os.O_RDONLY | os.O_CLOEXEC), key)
+        self._baseline = self._counters()
+        try:
+            self._unchanged = self._raw()  # the files' text while no limit was hit
+        except OSError:
+            self._unchanged = []
+
+    def _event_files(self) -> list[tuple[str, Path, bytes]]:
+        """The files that count how often each limit was hit, and the counter's name."""
+        if self.hierarchy.version == 2:
+            path = self.dirs[""]
+            return [
+                ("memory", path / "memory.events", b"oom_kill"),
+                ("processes", path / "pids.events", b"max"),
+            ]
+        return [
+            ("memory", self.dirs["memory"] / "memory.oom_control", b"oom_kill"),
+            ("processes", self.dirs["pids"] / "pids.events", b"max"),
+        ]
+
+    def _files(self) -> Iterator[Path]:
+        yield from dict.fromkeys(self.dirs.values())
+
+    def join(self, pid: int) -> None:
+        """Move process ``pid`` (and so every child it starts later) into the group."""
+        for path in self._files():
+            _write(path / "cgroup.procs", str(pid))
+
+    def _counters(self) -> dict[str, int]:
+        """How often each limit was hit so far (read from the open files: a few microseconds,
+        cheap enough for every move)."""
+        counts = {}
+        for what, (fd, key) in self._events.items():
+            counts[what] = _field(fd, key)
+        return counts
+
+    def _raw(self) -> list[bytes]:
+        return [os.pread(fd, 4096, 0) for fd, _ in self._events.values()]
+
+    def hit(self) -> str | None:
+        """The limit the kernel enforced on this group since it was made (``"memory"`` when it
+        killed a process for memory, ``"processes"`` when it refused a new one), or ``None``.
+        Called after every move: the files are only parsed when their text has changed."""
+        try:
+            raw = self._raw()
+        except OSError:
+            raw = []
+        if raw and raw == self._unchanged:
+            return None
+        now = self._counters()
+        for what, count in now.items():
+            if count > self._baseline.get(what, 0):
+                return what
+        return None
+
+    def memory_bytes(self) -> int | None:
+        """The memory the group's processes and their scratch pages use now."""
+        name = "memory.current" if self.hierarchy.version == 2 else "memory.usage_in_bytes"
+        path = self.dirs.get("" if self.hierarchy.version == 2 else "memory")
+        try:
+            return int((path / name).read_text()) if path else None
+        except (OSError, ValueError):
+            return None
+
+    def pids(self) -> list[int]:
+        """The processes in the group now."""
+        found: set[int] = set()
+        for path in self._files():
+            with contextlib.suppress(OSError):
+                found.update(int(x) for x in (path / "cgroup.procs").read_text().split())
+        return sorted(found)
+
+    def close(self) -> None:
+        """Kill every process left in the group and remove it."""
+        _kill_until_empty(self.pids)
+        for fd, _ in getattr(self, "_events", {}).values():
+            with contextlib.suppress(OSError):
+                os.close(fd)
+        self._events = {}
+        for path in self._files():
+            with contextlib.suppress(OSError):
+                path.rmdir()
+        self.dirs = {}
+
+
+def _field(fd: int, key: bytes) -> int:
+    """The value of counter ``key`` in the flat-keyed file open as ``fd``."""
+    try:
+        for line in os.pread(fd, 4096, 0).splitlines():
+            name, _, value = line.partition(b" ")
+            if name == key:
+                return int(value)
+    except (OSError, ValueError):
+        pass
+    return 0
+
+
+def sweep(pids: Iterable[int] | None = None) -> int:
+    """Remove the groups of arena processes that are gone (or of ``pids``): kill what is left
+    in each ``arena-PID/host-N`` group, then remove it and its ``arena-PID`` directory. A worker
+    killed outright (Ctrl-C, ``kill -9``) cannot remove its hosts' groups itself; the next
+    sandbox chosen, or its coordinator, does. Returns how many groups were removed."""
+    found = probe()
+    if not isinstance(found, Hierarchy):
+        return 0
+    wanted = set(pids) if pids is not None else None
+    removed = 0
+    for parent in dict.fromkeys(found.parents.values()):
+        try:
+            owners = [p for p in parent.iterdir() if p.name.startswith("arena-")]
+        except OSError:
+            continue
+        for owner in owners:
+            try:
+                pid = int(owner.name.split("-", 1)[1])
+            except ValueError:
+                continue
+            if wanted is not None and pid not in wanted:
+                continue
+            if wanted is None and os.path.exists(f"/proc/{pid}"):
+                continue
+            for group in [g for g in owner.iterdir() if g.is_dir()]:
+                _empty_and_remove(group)
+                removed += 1
+            with contextlib.suppress(OSError):
+                owner.rmdir()
+    return removed
+
+
+def _empty_and_remove(group: Path) -> None:
+    def members() -> list[int]:
+        try:
+            return [int(x) for x in (group / "cgroup.procs").read_text().split()]
+        except OSError:
+            return []
+
+    _kill_until_empty(members)
+    with contextlib.suppress(OSError):
+        group.rmdir()
+
+
+def _kill_until_empty(members: Callable[[], list[int]]) -> None:
+    """Kill the processes ``members()`` lists until it lists none (half a second at most)."""
+    for _ in range(50):
+        left = members()
+        if not left:
+            return
+        for pid in left:
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.kill(pid, signal.SIGKILL)
+        time.sleep(0.01)

@@ -1,0 +1,196 @@
+"""The bot host: one process per bot, run as ``python -m arena.hosting.host``.
+
+It loads ONE plugin, the ``arena.bots`` entry point ``--plugin DISTRIBUTION:ENTRY_POINT`` names
+(one entry point of one distribution), with pluggy, builds the bot, and answers the referee over
+the protocol of :mod:`arena.hosting.protocol` on its standard input and output. Before the plugin is
+imported, the protocol's file descriptors are moved out of the way: the bot's ``print``
+and any other output to fd 1 or 2 end up on standard error, which the referee keeps as the bot's
+bounded log, and fd 0 reads nothing. ``--list`` instead prints one ``listing`` message describing
+what the plugin registers (the referee's process learns bot names this way without importing
+anything third-party).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import traceback
+from typing import Any, BinaryIO
+
+from arena.engine.layout import V_NPLAYERS
+from arena.hosting import protocol as P
+
+
+def _limit(memory_mb: int, processes: int) -> None:
+    """Limits the host puts on itself (and its children inherit): address space per process and,
+    where no control group counts the bot's processes, processes of its user. In a sandbox that
+    user exists only in the host's own user namespace, so the count is the bot's alone."""
+    try:
+        import resource
+
+        if memory_mb > 0:
+            limit = memory_mb << 20
+            resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
+        if processes > 0:
+            resource.setrlimit(resource.RLIMIT_NPROC, (processes, processes))
+    except (ImportError, ValueError, OSError):  # pragma: no cover - platform without rlimits
+        pass
+
+
+def _take_protocol_streams() -> tuple[BinaryIO, BinaryIO]:
+    """Keep private copies of fds 0 and 1 for the protocol; point fd 0 at /dev/null and fd 1 at
+    standard error, so nothing the bot does can read or corrupt the protocol."""
+    proto_in = os.fdopen(os.dup(0), "rb")
+    proto_out = os.fdopen(os.dup(1), "wb")
+    null = os.open(os.devnull, os.O_RDONLY)
+    os.dup2(null, 0)
+    os.close(null)
+    sys.stdout.flush()
+    os.dup2(2, 1)
+    return proto_in, proto_out
+
+
+def _error_text(exc: BaseException) -> str:
+    frames = traceback.extract_tb(exc.__traceback__)
+    where = f" (at {frames[-1].filename}:{frames[-1].lineno})" if frames else ""
+    return f"{type(exc).__name__}: {exc}{where}"
+
+
+def _load(plugin: str) -> Any:
+    """The registry of the one entry point ``plugin`` names (``DISTRIBUTION:ENTRY_POINT``, or an
+    entry-point name no other distribution uses)."""
+    from arena.hosting.plugins import load_registry
+
+    return load_registry(only=plugin)
+
+
+def _listing(plugin: str) -> bytes:
+    from arena.game.deck import parse_deck
+    from arena.game.variants import VARIANTS
+
+    try:
+        registry = _load(plugin)
+    except BaseException as exc:  # a plugin may even call sys.exit at import
+        return P.encode(P.LISTING, bots=[], error=_error_text(exc))
+    bots = [
+        {
+            "name": b.name,
+            "description": b.description,
+            "params": b.params,
+            "rules": {key: rule.to_json() for key, rule in b.rules.items()},
+            "variants": list(b.variants),
+            "players": list(b.players),
+        }
+        for b in registry.bots.values()
+    ]
+    errors = [e.error for e in registry.errors]
+    deck_sets = []
+    for info in registry.deck_sets.values():
+        try:
+            decks = {
+                v: [[int(c) for c in parse_deck(deck, v)] for deck in info.loader(v)]
+                for v in VARIANTS
+            }
+        except Exception as exc:
+            errors.append(f"deck set {info.name!r}: {_error_text(exc)}")
+            continue
+        deck_sets.append({"name": info.name, "description": info.description, "decks": decks})
+    return P.encode(P.LISTING, bots=bots, deck_sets=deck_sets, error="; ".join(errors) or None)
+
+
+def _serve(plugin: str, spec_text: str, proto_in: BinaryIO, proto_out: BinaryIO) -> int:
+    from arena.game import Action, Observation
+    from arena.game.events import Event
+
+    out = proto_out.fileno()
+
+    def send(message_type: str, /, **fields: Any) -> None:
+        data = P.encode(message_type, **fields)
+        while data:
+            data = data[os.write(out, data) :]
+
+    try:
+        registry = _load(plugin)
+        if registry.errors and not registry.bots:
+            raise RuntimeError(registry.errors[0].error)
+        spec, bot = registry.build(spec_text)
+        warm_up = getattr(bot, "warm_up", None)
+        if warm_up is not None:  # compile or load now, not on the clock of the first move
+            warm_up()
+    except BaseException as exc:
+        send(P.ERROR, kind="setup", message=_error_text(exc))
+        return 1
+    send(P.HELLO, protocol=P.PROTOCOL_VERSION, bot=str(spec), plugin=plugin, pid=os.getpid())
+    events: list[Event] = []
+    failure: str | None = None  # why the bot cannot play this round (its reset failed)
+    for line in proto_in:
+        try:
+            message = P.decode(line)
+        except P.ProtocolError as exc:
+            send(P.ERROR, kind="protocol", message=str(exc))
+            continue
+        kind = message["type"]
+        try:
+            if kind == P.ACT:
+                if failure is not None:
+                    send(P.ERROR, kind="crash", message=failure)
+                    continue
+                view = message["view"]
+                players = view[V_NPLAYERS]
+                events.extend(Event.from_row(row, players) for row in message["events"])
+                observation = Observation.from_view(
+                    view,
+                    [Action.from_int(a) for a in message["legal"]],
+                    events,
+                    message["tokens"],
+                    message["round"],
+                )
+                answer = bot.act(observation)
+                send(P.ACTION, action=str(answer))
+            elif kind == P.START:
+                events = []
+                failure = None
+                reset = getattr(bot, "reset", None)
+                if reset is not None:
+                    try:
+                        reset(int(message["seed"]))
+                    except Exception as exc:
+                        failure = f"reset failed: {_error_text(exc)}"
+            elif kind == P.QUIT:
+                return 0
+            else:
+                send(P.ERROR, kind="protocol", message=f"unknown message type {kind!r}")
+        except Exception as exc:
+            send(P.ERROR, kind="crash", message=_error_text(exc))
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run a host (see the module docstring); returns the exit code."""
+    parser = argparse.ArgumentParser(prog="python -m arena.hosting.host", description=__doc__)
+    parser.add_argument(
+        "--plugin",
+        required=True,
+        metavar="DISTRIBUTION:ENTRY_POINT",
+        help="the arena.bots entry point to load, of that distribution (the distribution may be "
+        "left out when no other has an entry point of that name)",
+    )
+    parser.add_argument("--bot", help="the bot to serve: NAME or NAME[param=value,...]")
+    parser.add_argument("--list", action="store_true", help="describe the plugin's bots and exit")
+    parser.add_argument("--memory-mb", type=int, default=0, help="address-space limit (0: none)")
+    parser.add_argument("--processes", type=int, default=0, help="process limit (0: none)")
+    args = parser.parse_args(argv)
+    proto_in, proto_out = _take_protocol_streams()
+    _limit(args.memory_mb, args.processes)
+    if args.list:
+        proto_out.write(_listing(args.plugin))
+        proto_out.flush()
+        return 0
+    if not args.bot:
+        parser.error("--bot is required unless --list is given")
+    return _serve(args.plugin, args.bot, proto_in, proto_out)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,381 @@
+"""The referee's side of a bot that runs in its own host process (:mod:`arena.hosting.host`).
+
+:class:`HostHandle` starts the host (in the sandbox of :mod:`arena.hosting.sandbox`), speaks the
+protocol of :mod:`arena.hosting.protocol` with it, never waits past a deadline, and turns every way
+a host can fail into a :class:`~arena.errors.BotError`: a timeout, a crash reported by the host, the
+process exiting, or a line that breaks the protocol (one that is not a message of the right shape,
+or longer than :data:`~arena.hosting.protocol.MAX_LINE_BYTES`: the handle reads in bounded chunks
+and never holds more of a line than that). After a fault the host is killed and a fresh one is
+started for the next round. What the bot writes to stdout or stderr is kept in a bounded log.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import select
+import signal
+import subprocess
+import sys
+import threading
+import time
+from collections import deque
+from typing import Any, NoReturn
+
+from arena.errors import (
+    BotCrashedError,
+    BotError,
+    BotExitedError,
+    BotLimitError,
+    BotProtocolError,
+    BotTimeoutError,
+)
+from arena.hosting import protocol as P
+from arena.hosting.sandbox import HostProcess, Sandbox, choose_sandbox
+from arena.referee.play import GRACE, BotHandle, Turn
+
+#: Seconds a host may take to start (import its plugin, build and warm up its bot) before it is
+#: a fault; compiling numba kernels into an empty cache takes most of it.
+STARTUP_TIME = 120.0
+#: Default address-space limit of a host, in MiB.
+MEMORY_MB = 2048
+#: Bytes of a bot's output kept (the most recent ones).
+LOG_BYTES = 64 * 1024
+#: Most bytes read from a host's protocol pipe at once.
+READ_CHUNK = 64 * 1024
+
+
+#: How a host's exit reads for each question it was asked (``_receive``'s ``what``).
+EXITED_WHILE = {"to start": "while starting", "to a move": "before answering its move"}
+
+
+class BotLog:
+    """The last ``limit`` bytes a bot wrote to stdout or stderr, and how many were dropped."""
+
+    def __init__(self, limit: int = LOG_BYTES) -> None:
+        self.limit = limit
+        self._chunks: deque[bytes] = deque()
+        self._size = 0
+        self.dropped = 0
+        self._lock = threading.Lock()
+
+    def write(self, data: bytes) -> None:
+        """Keep ``data``, dropping the oldest bytes past the limit."""
+        with self._lock:
+            self._chunks.append(data)
+            self._size += len(data)
+            while self._size > self.limit and self._chunks:
+                excess = self._size - self.limit
+                head = self._chunks[0]
+                if len(head) <= excess:
+                    self._chunks.popleft()
+                    self._size -= len(head)
+                    self.dropped += len(head)
+                else:
+                    self._chunks[0] = head[excess:]
+                    self._size -= excess
+                    self.dropped += excess
+
+    def _body(self) -> str:
+        with self._lock:
+            return b"".join(self._chunks).decode("utf-8", "replace")
+
+    def text(self) -> str:
+        """The kept output as text (with a note when older output was dropped)."""
+        body = self._body()
+        return (f"[{self.dropped} earlier bytes dropped]\n" if self.dropped else "") + body
+
+    def tail(self, lines: int = 5) -> str:
+        """The last few lines, on one line, for a fault message."""
+        kept = [x for x in self._body().splitlines() if x.strip()]
+        return " | ".join(kept[-lines:])
+
+
+def _pump(stream: Any, log: BotLog) -> None:
+    try:
+        while True:
+            data = os.read(stream.fileno(), 65536)
+            if not data:
+                return
+            log.write(data)
+    except (OSError, ValueError):
+        return
+
+
+class HostHandle(BotHandle):
+    """A bot in its own host process, named by ``spec`` (``NAME[param=value,...]``) from the
+    plugin ``plugin`` (``DISTRIBUTION:ENTRY_POINT``, or an entry-point name no other
+    distribution uses: see :func:`~arena.hosting.plugins.plugin_ref`).
+
+    The host starts lazily at the first round and after every fault. ``startup_time`` bounds its
+    start; the move time limit comes from the referee. Use a handle from the thread that made it
+    (or from one that outlives it): bubblewrap ends a sandboxed host when the *thread* that
+    started it exits.
+    """
+
+    def __init__(
+        self,
+        spec: str,
+        plugin: str,
+        name: str | None = None,
+        sandbox: Sandbox | None = None,
+        memory_mb: int = MEMORY_MB,
+        startup_time: float = STARTUP_TIME,
+        log: BotLog | None = None,
+    ) -> None:
+        self.spec = spec
+        self.plugin = plugin
+        self.name = name or spec
+        self.sandbox = sandbox if sandbox is not None else choose_sandbox()
+        self.memory_mb = memory_mb
+        self.startup_time = startup_time
+        self.log = log or BotLog()
+        self._proc: subprocess.Popen[bytes] | None = None
+        self._host: HostProcess | None = None
+        #: The kernel limit the last host process ran into (``"memory"``, ``"processes"``).
+        self.limit_hit: str | None = None
+        self._buffer = b""
+        self._sent = 0  # events of the current round already sent
+        self._pending = b""  # a queued "start" message
+        self._poll = select.poll()
+        self.starts = 0  # how many host processes were started
+
+    # --- process ------------------------------------------------------------------------------
+
+    def terminate(self) -> None:
+        """Kill the host's processes now; safe from any thread (the thread using the handle
+        then sees the host gone)."""
+        proc = self._proc
+        if proc is not None and proc.poll() is None:
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.killpg(proc.pid, signal.SIGKILL)
+
+    def memory_bytes(self) -> int | None:
+        """The memory the bot's processes use now (``None``: not running, or not measured)."""
+        return self._host.memory_bytes() if self._host is not None else None
+
+    @property
+    def running(self) -> bool:
+        """Whether the host process is alive."""
+        return self._proc is not None and self._proc.poll() is None
+
+    def _launch(self) -> None:
+        argv = [
+            sys.executable,
+            "-m",
+            "arena.hosting.host",
+            "--plugin",
+            self.plugin,
+            "--bot",
+            self.spec,
+        ]
+        argv += ["--memory-mb", str(self.memory_mb)]
+        if self.sandbox.isolated and self.sandbox.hierarchy is None:
+            argv += ["--processes", str(self.sandbox.limits.processes)]
+        self._buffer = b""
+        self.limit_hit = None
+        self._host = self.sandbox.launch(argv)
+        self._proc = self._host.process
+        self.starts += 1
+        assert self._proc.stdout is not None
+        os.set_blocking(self._proc.stdout.fileno(), False)
+        self._poll = select.poll()
+        self._poll.register(self._proc.stdout.fileno(), select.POLLIN | select.POLLHUP)
+        threading.Thread(target=_pump, args=(self._proc.stderr, self.log), daemon=True).start()
+        hello = self._receive(self.startup_time, "to start")
+        if hello["type"] == P.ERROR:
+            self._kill()
+            raise BotCrashedError(f"the bot could not be set up: {hello.get('message', '')}")
+        if hello["type"] != P.HELLO:
+            self._kill()
+            raise BotProtocolError(f"expected hello, got {hello['type']!r}")
+        if hello.get("protocol") != P.PROTOCOL_VERSION:
+            self._kill()
+            raise BotProtocolError(
+                f"host speaks protocol {hello.get('protocol')!r}, not {P.PROTOCOL_VERSION}"
+            )
+
+    def _kill(self) -> None:
+        proc, self._proc = self._proc, None
+        host, self._host = self._host, None
+        self._pending = b""
+        if proc is None:
+            return
+        if proc.poll() is None:
+            try:
+                os.killpg(proc.pid, signal.SIGKILL)
+            except (ProcessLookupError, PermissionError):
+                proc.kill()
+        for stream in (proc.stdin, proc.stdout):
+            if stream is not None:
+                with contextlib.suppress(OSError):  # unsent data to a dead host
+                    stream.close()
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            proc.wait(timeout=5)
+        if host is not None:
+            self.limit_hit = host.limit_hit()
+            host.close()
+
+    # --- lines with deadlines -----------------------------------------------------------------
+
+    def _send(self, data: bytes) -> None:
+        assert self._proc is not None and self._proc.stdin is not None
+        fd = self._proc.stdin.fileno()
+        try:
+            while data:
+                data = data[os.write(fd, data) :]
+        except OSError:
+            self._exited("while being sent a message")
+
+    def _raise_limit(self, detail: str) -> None:
+        """Raise :class:`BotLimitError` if the last host ran into a kernel limit."""
+        if self.limit_hit is None:
+            return
+        what = {"memory": "memory limit", "processes": "process limit"}.get(self.limit_hit)
+        limits = self.sandbox.limits
+        amount = (
+            f"{limits.memory_mb} MiB with its scratch space"
+            if self.limit_hit == "memory"
+            else f"{limits.processes} processes and threads"
+        )
+        raise BotLimitError(f"the bot went over its {what} ({amount}){detail}")
+
+    def _exited(self, when: str) -> None:
+        proc = self._proc
+        try:
+            code = proc.wait(timeout=2) if proc is not None else None
+        except subprocess.TimeoutExpired:  # the bot closed the pipe but its process runs on
+            code = None
+        self._kill()
+        time.sleep(0.01)  # let the log pump take the last output
+        tail = self.log.tail()
+        detail = f"; last output: {tail}" if tail else ""
+        self._raise_limit(f" {when}{detail}")
+        if code is None:
+            reason = "closed its protocol pipe"
+        elif code < 0:
+            reason = f"killed by signal {-code}"
+        else:
+            reason = f"exited with code {code}"
+        raise BotExitedError(f"the bot's process {reason} {when}{detail}")
+
+    def _reply_fd(self) -> int:
+        """The (non-blocking) file descriptor the host's messages arrive on."""
+        assert self._proc is not None and self._proc.stdout is not None
+        return self._proc.stdout.fileno()
+
+    def _read_line(self, limit: float, what: str) -> bytes:
+        """The next line the host sends (without its newline), waiting at most ``limit`` s.
+
+        It reads in chunks of at most :data:`READ_CHUNK` bytes and never holds more than
+        :data:`~arena.hosting.protocol.MAX_LINE_BYTES` + 1 bytes of a line: a longer line is a
+        :class:`BotProtocolError` as soon as that much of it has come.
+        """
+        fd = self._reply_fd()
+        deadline = time.monotonic() + limit
+        searched = 0  # the buffer before this holds no newline
+        while (end := self._buffer.find(b"\n", searched)) < 0:
+            if len(self._buffer) > P.MAX_LINE_BYTES:
+                self._fail(BotProtocolError(f"a line longer than {P.MAX_LINE_BYTES} bytes"))
+            searched = len(self._buffer)
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                self._fail(BotTimeoutError(f"no answer {what} within {limit:g} s"))
+            if not self._poll.poll(remaining * 1000.0):
+                continue
+            try:
+                data = os.read(fd, min(READ_CHUNK, P.MAX_LINE_BYTES + 1 - len(self._buffer)))
+            except BlockingIOError:  # pragma: no cover - poll said it was readable
+                continue
+            except OSError:
+                data = b""
+            if not data:
+                self._buffer = b""
+                self._exited(EXITED_WHILE.get(what, what))
+            self._buffer += data
+        line, self._buffer = self._buffer[:end], self._buffer[end + 1 :]
+        return line
+
+    def _fail(self, error: BotError) -> NoReturn:
+        """Kill the host, forget what it sent, and raise ``error``."""
+        self._kill()
+        self._buffer = b""
+        raise error
+
+    def _receive(self, limit: float, what: str) -> dict[str, Any]:
+        """The next message, waiting at most ``limit`` seconds; any line that is not a message
+        of the protocol (:func:`arena.hosting.protocol.decode`) is a :class:`BotProtocolError`."""
+        line = self._read_line(limit, what)
+        try:
+            return P.decode(line)
+        except P.ProtocolError as exc:
+            self._fail(BotProtocolError(str(exc)))
+
+    # --- BotHandle ----------------------------------------------------------------------------
+
+    def start(self, seat: int, players: int, variant: str, seed: int) -> None:
+        """Start the host if needed and queue the news that a round begins.
+
+        The ``start`` message goes out with the bot's first ``act`` of the round, in one write,
+        so a round costs the host no extra wake-up; a bot whose ``reset`` fails answers that
+        ``act`` with an error. A bot that never moves in a round is not told of it.
+        """
+        if self._proc is None:  # a host that dies between rounds shows up at the next act
+            self._launch()
+        self._sent = 0
+        self._pending = P.encode(P.START, seat=seat, players=players, variant=variant, seed=seed)
+
+    def act(self, turn: Turn, time_limit: float | None) -> Any:
+        """Send the seat's view (with only the events new to it) and return its answer."""
+        rows = turn.rows_since(self._sent)
+        self._sent = len(turn.game.rows)
+        message = P.encode(
+            P.ACT,
+            view=turn.view(),
+            legal=turn.legal(),
+            events=rows,
+            tokens=list(turn.tokens),
+            round=turn.round_number,
+        )
+        self._send(self._pending + message)
+        self._pending = b""
+        limit = 86400.0 if time_limit is None else time_limit + GRACE
+        answer = self._receive(limit, "to a move")
+        if self._host is not None and self._host.group is not None and self._host.limit_hit():
+            self._kill()
+            self._raise_limit(" while choosing a move")
+        self._check(answer, P.ACTION)
+        action: str = answer["action"]  # a string: decode checked the fields
+        return action
+
+    def _check(self, answer: dict[str, Any], expected: str) -> None:
+        """Return if ``answer`` (a decoded message) is of type ``expected``; else raise the
+        fault it is: the bot's own error (a crash, or a protocol error the host saw), or a
+        :class:`BotProtocolError` for a message of another type."""
+        if answer["type"] == expected:
+            return
+        if answer["type"] == P.ERROR:
+            if answer["kind"] == "protocol":
+                self._fail(BotProtocolError(answer["message"]))
+            raise BotCrashedError(answer["message"])
+        self._fail(BotProtocolError(f"expected {expected!r}, got {P.describe(answer['type'])}"))
+
+    def after_fault(self) -> None:
+        """Kill the host; the next round starts a fresh one."""
+        self._kill()
+
+    def close(self) -> None:
+        """Ask the host to quit, then make sure it is gone."""
+        if self.running:
+            try:
+                assert self._proc is not None and self._proc.stdin is not None
+                self._proc.stdin.write(P.encode(P.QUIT))
+                self._proc.stdin.flush()
+                self._proc.wait(timeout=2)
+            except (OSError, subprocess.TimeoutExpired):
+                pass
+        self._kill()
+
+    def __del__(self) -> None:
+        with contextlib.suppress(Exception):
+            self._kill()

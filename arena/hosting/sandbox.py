@@ -1,0 +1,437 @@
+"""How bot hosts are started: in a bubblewrap sandbox with no privilege, an allow-listed file
+system and kernel-enforced limits for the bot as a whole, or (only when asked, or for the arena's
+own reference bots) as plain subprocesses. ``docs/sandbox.md`` is the threat model.
+
+In the sandbox a host runs in its own user namespace as uid/gid 65534 with every capability
+dropped and no way to make a new namespace, under a seccomp filter (:mod:`arena.hosting.seccomp`),
+with no network, no other process in sight, a private ``/proc``, a private size-limited ``/tmp``,
+and only ``/dev/null`` and ``/dev/urandom``. Of the machine's files it sees, read-only, the system's
+shared libraries, the Python environment and the directories of the installed packages, and the
+compiled kernels the arena built in a trusted step (:mod:`arena.hosting.kernels`): nothing else, so
+no database, deck file, checkout, home directory or socket file. Its processes share one control
+group (:mod:`arena.hosting.cgroups`) that limits their memory together with the ``/tmp`` pages,
+their number, and their CPU time to one core; where no control group can be made, the host limits
+itself (address space and processes per process, see :mod:`arena.hosting.host`) and is pinned to a
+core.
+"""
+
+from __future__ import annotations
+
+import atexit
+import contextlib
+import importlib.metadata as md
+import importlib.util
+import os
+import shutil
+import signal
+import site
+import subprocess
+import sys
+import sysconfig
+import tempfile
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from functools import lru_cache
+from pathlib import Path
+from typing import Any
+
+from arena.engine.jitcache import cache_dir
+from arena.errors import ArenaError
+from arena.hosting import cgroups
+from arena.hosting.names import is_builtin
+
+#: Environment variables a host inherits; everything else (``ARENA_DB`` with its password, tokens,
+#: proxies) stays with the referee.
+ENV_KEEP = ("PATH", "LANG", "LC_ALL", "LC_CTYPE", "TZ", "PYTHONPATH", "PYTHONHASHSEED")
+
+MODES = ("auto", "bwrap", "none")
+
+#: The uid and gid a sandboxed host runs as inside its user namespace ("nobody").
+SANDBOX_UID = 65534
+
+#: System directories holding shared libraries (links are recreated as links).
+LIBRARY_DIRS = ("/lib", "/lib64", "/lib32", "/libx32", "/usr/lib", "/usr/lib64", "/usr/lib32")
+#: Devices a host gets.
+DEVICES = ("/dev/null", "/dev/urandom")
+#: Where a sandboxed host's numba cache lives (private, in its ``/tmp``).
+PRIVATE_KERNELS = "/tmp/numba"
+
+
+class SandboxError(ArenaError):
+    """The sandbox asked for cannot be used here, or a bot may not run without it."""
+
+
+@dataclass(frozen=True)
+class Limits:
+    """Limits of one bot as a whole: memory of all its processes together with its scratch
+    space (MiB), processes and threads, scratch space (its ``/tmp``, MiB) and cores."""
+
+    memory_mb: int = 2048
+    processes: int = 64
+    scratch_mb: int = 64
+    cores: int = 1
+
+    def __post_init__(self) -> None:
+        if self.memory_mb < 0:
+            raise SandboxError("the memory limit must be 0 (none) or more")
+        for name in ("processes", "scratch_mb", "cores"):
+            if getattr(self, name) < 1:
+                raise SandboxError(f"the {name.replace('_', ' ')} limit must be at least 1")
+
+
+@dataclass(frozen=True)
+class HostProcess:
+    """A started host: its process and, where limits are enforced by a control group, the
+    group (which :meth:`close` removes once the process is gone)."""
+
+    process: subprocess.Popen[bytes]
+    group: cgroups.BotGroup | None = None
+
+    def limit_hit(self) -> str | None:
+        """Which kernel limit the bot ran into (``"memory"``, ``"processes"``), if any."""
+        return self.group.hit() if self.group is not None else None
+
+    def memory_bytes(self) -> int | None:
+        """What the bot's processes use now, where a control group counts it."""
+        return self.group.memory_bytes() if self.group is not None else None
+
+    def close(self) -> None:
+        """Kill whatever is left of the bot (its session, its group) and remove its group."""
+        if self.process.poll() is None:
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.killpg(self.process.pid, signal.SIGKILL)
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                self.process.wait(timeout=5)
+        if self.group is not None:
+            self.group.close()
+
+
+@dataclass(frozen=True)
+class Sandbox:
+    """A way to start bot hosts: ``kind`` is ``"bwrap"`` or ``"none"``.
+
+    ``exposed`` are the directories a sandboxed host sees (read-only) besides the system's
+    libraries; ``kernels`` the arena's cache directory (compiled kernels, solver tables), which
+    it sees read-only; ``hierarchy`` the control
+    groups that enforce :attr:`limits` (``None``: the fallback, ``cgroup_reason`` says why);
+    ``seccomp`` whether the system-call filter is loaded. ``fallback`` is set when ``auto`` found
+    no working bubblewrap: then only the arena's own bots may run (:meth:`check`); ``warning``
+    says why.
+    """
+
+    kind: str
+    limits: Limits = field(default_factory=Limits)
+    warning: str | None = None
+    exposed: tuple[str, ...] = field(default=(), repr=False)
+    kernels: str = ""
+    hierarchy: cgroups.Hierarchy | None = None
+    cgroup_reason: str = ""
+    seccomp: bool = False
+    fallback: bool = False
+
+    @property
+    def isolated(self) -> bool:
+        """Whether hosts run in the bubblewrap sandbox."""
+        return self.kind == "bwrap"
+
+    def check(self, bot: str, distribution: str) -> None:
+        """Raise :class:`SandboxError` if the bot ``bot`` of ``distribution`` may not run here:
+        a third-party bot never runs unsandboxed unless the user asked for ``--sandbox none``."""
+        if self.fallback and not is_builtin(distribution):
+            raise SandboxError(
+                f"bot {bot!r} (from {distribution or 'an unknown distribution'}) would run "
+                f"without a sandbox: {self.warning}; install bubblewrap, or pass --sandbox none "
+                "to run it unsandboxed anyway"
+            )
+
+    def enforcement(self) -> dict[str, Any]:
+        """What is in force for a host, for ``arena bots``, provenance and reports."""
+        limits = self.limits
+        if self.isolated and self.hierarchy is not None:
+            by = self.hierarchy.describe()
+        elif self.isolated:
+            by = f"rlimits per process, core pinning ({self.cgroup_reason})"
+        else:
+            by = "rlimits per process (no sandbox)"
+        return {
+            "sandbox": self.kind,
+            "isolation": (
+                f"user namespace as uid {SANDBOX_UID}, no capabilities, "
+                + ("seccomp filter, " if self.seccomp else "no seccomp filter, ")
+                + "no network, allow-listed read-only files, private /tmp and /proc"
+            )
+            if self.isolated
+            else "none: the bot runs as this user and can read and write what it can",
+            "memory_mb": limits.memory_mb,
+            "processes": limits.processes if self.isolated else None,
+            "scratch_mb": limits.scratch_mb if self.isolated else None,
+            "cores": limits.cores,
+            "enforced_by": by,
+            "fallback": self.fallback,
+        }
+
+    def describe(self) -> str:
+        """One line on how hosts run and which limits hold."""
+        return describe_enforcement(self.enforcement())
+
+    def environment(self) -> dict[str, str]:
+        """The environment a host starts with."""
+        env = {k: os.environ[k] for k in ENV_KEEP if k in os.environ}
+        env["PYTHONUNBUFFERED"] = "1"
+        env["PYTHONDONTWRITEBYTECODE"] = "1"
+        if self.kernels:
+            # The trusted cache (read-only in the sandbox): solver tables through
+            # XDG_CACHE_HOME, kernels through a private mirror (arena.engine.jitcache).
+            env["XDG_CACHE_HOME"] = str(Path(self.kernels).parent)
+            env["NUMBA_CACHE_DIR"] = str(Path(self.kernels) / "numba")
+        if self.isolated:
+            env["HOME"] = "/tmp"
+            env["TMPDIR"] = "/tmp"
+            env["NUMBA_CACHE_DIR"] = PRIVATE_KERNELS
+            env["ARENA_TRUSTED_KERNELS"] = str(Path(self.kernels) / "numba")
+        return env
+
+    def command(self, argv: Sequence[str], seccomp_fd: int | None = None) -> list[str]:
+        """The command line that runs ``argv`` (a host command) under this sandbox."""
+        if not self.isolated:
+            return list(argv)
+        cmd = [
+            "bwrap",
+            "--unshare-user", "--uid", str(SANDBOX_UID), "--gid", str(SANDBOX_UID),
+            "--disable-userns", "--cap-drop", "ALL",
+            "--unshare-pid", "--unshare-net", "--unshare-ipc", "--unshare-uts",
+            "--unshare-cgroup-try",
+            "--new-session", "--die-with-parent",
+            # /tmp first: packages installed below /tmp are then mounted on top of it.
+            "--size", str(self.limits.scratch_mb << 20), "--tmpfs", "/tmp",
+        ]  # fmt: skip
+        for path in LIBRARY_DIRS:
+            if os.path.islink(path):
+                cmd += ["--symlink", os.readlink(path), path]
+            elif os.path.isdir(path):
+                cmd += ["--ro-bind", path, path]
+        cmd += ["--ro-bind-try", "/etc/ld.so.cache", "/etc/ld.so.cache"]
+        for path in self.exposed:
+            cmd += ["--ro-bind", path, path]
+        if self.kernels:
+            cmd += ["--ro-bind", self.kernels, self.kernels]
+        # /proc read-only: the host's kernel uid is root's when root runs the arena (mapped to
+        # SANDBOX_UID inside, with no capability), so writable sysctls would be a hole.
+        cmd += ["--proc", "/proc", "--remount-ro", "/proc", "--dir", "/dev"]
+        for device in DEVICES:
+            cmd += ["--dev-bind", device, device]
+        cmd += ["--chdir", "/tmp"]
+        if seccomp_fd is not None:
+            cmd += ["--seccomp", str(seccomp_fd)]
+        return [*cmd, *argv]
+
+    def working_directory(self) -> str:
+        """Where a host process starts (outside the sandbox: an empty temporary directory)."""
+        return "/" if self.isolated else _scratch()
+
+    def launch(self, argv: Sequence[str]) -> HostProcess:
+        """Start ``argv`` (a host command) under this sandbox, with pipes for its standard
+        streams, in its own session and (where possible) its own control group."""
+        group = None
+        if self.isolated and self.hierarchy is not None:
+            group = cgroups.BotGroup(
+                self.hierarchy,
+                self.limits.memory_mb << 20,
+                self.limits.processes,
+                self.limits.cores,
+            )
+        program = _seccomp_program() if self.isolated else None
+        pass_fds: list[int] = []
+        seccomp_fd = None
+        if program is not None:
+            seccomp_fd, write_end = os.pipe()
+            os.write(write_end, program)  # a few hundred bytes: never blocks
+            os.close(write_end)
+            pass_fds.append(seccomp_fd)
+        command = self.command(argv, seccomp_fd)
+        if group is not None:
+            # Join the group before anything of the bot runs: a shell writes its own pid into
+            # the group, then becomes bubblewrap.
+            targets = [str(p / "cgroup.procs") for p in dict.fromkeys(group.dirs.values())]
+            script = 'for f; do [ "$f" = -- ] && break; echo $$ > "$f" || exit 125; done; '
+            script += 'while [ "$1" != -- ]; do shift; done; shift; exec "$@"'
+            command = ["/bin/sh", "-c", script, "sh", *targets, "--", *command]
+        try:
+            process = subprocess.Popen(
+                command,
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                env=self.environment(),
+                cwd=self.working_directory(),
+                start_new_session=True,
+                pass_fds=pass_fds,
+            )
+        except BaseException:
+            if group is not None:
+                group.close()
+            raise
+        finally:
+            if seccomp_fd is not None:
+                os.close(seccomp_fd)
+        return HostProcess(process, group)
+
+
+def describe_enforcement(facts: dict[str, Any]) -> str:
+    """One line for :meth:`Sandbox.enforcement`'s ``facts`` (also as stored with a tournament)."""
+    memory = facts.get("memory_mb") or "no limit"
+    if facts.get("sandbox") != "bwrap":
+        return f"no sandbox; memory {memory} MiB per process; {facts.get('isolation', '')}"
+    return (
+        f"bubblewrap sandbox ({facts.get('isolation', '')}); limits per bot: memory {memory} "
+        f"MiB with scratch, {facts.get('processes')} processes, {facts.get('scratch_mb')} MiB "
+        f"/tmp, {facts.get('cores')} core, enforced by {facts.get('enforced_by')}"
+    )
+
+
+@lru_cache(maxsize=1)
+def _sweep_groups() -> None:
+    """Once per process: remove the control groups of arena processes that were killed, and
+    this process's own when it exits."""
+    cgroups.sweep()
+    atexit.register(cgroups.sweep, [os.getpid()])
+
+
+@lru_cache(maxsize=1)
+def _scratch() -> str:
+    return tempfile.mkdtemp(prefix="arena-host-")
+
+
+@lru_cache(maxsize=1)
+def _seccomp_program() -> bytes | None:
+    from arena.hosting.seccomp import filter_program
+
+    try:
+        return filter_program()
+    except OSError:
+        return None
+
+
+def _trusted_kernels() -> str:
+    """The arena's cache directory with its kernel cache, made if missing (see
+    :mod:`arena.hosting.kernels`)."""
+    path = cache_dir()
+    (path / "numba").mkdir(parents=True, exist_ok=True)
+    return str(path)
+
+
+def _inside(path: str, dirs: Iterable[str]) -> bool:
+    return any(path == d or path.startswith(d.rstrip("/") + "/") for d in dirs)
+
+
+def _package_locations() -> set[str]:
+    """What a host needs to import: the interpreter's and the environment's library
+    directories, every ``PYTHONPATH`` entry, and the directory of every installed top-level
+    package or module (found, not imported: editable installs live outside the environment)."""
+    places = {os.path.dirname(os.path.realpath(sys.executable)), sys.prefix, sys.exec_prefix}
+    for scheme in (sysconfig.get_paths(), sysconfig.get_paths(vars={"base": sys.base_prefix})):
+        for key in ("stdlib", "platstdlib", "purelib", "platlib"):
+            if key in scheme:
+                places.add(scheme[key])
+    places.update(site.getsitepackages())
+    places.update(p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p)
+    names: set[str] = set()
+    for dist in md.distributions():
+        text = dist.read_text("top_level.txt")
+        if text:
+            names.update(line.strip() for line in text.splitlines() if line.strip())
+    for name in sorted(names):
+        if not name.isidentifier():
+            continue
+        try:
+            spec = importlib.util.find_spec(name)
+        except (ImportError, ValueError):
+            continue
+        if spec is None:
+            continue
+        if spec.submodule_search_locations:
+            places.update(spec.submodule_search_locations)
+        elif spec.origin and os.path.isabs(spec.origin):
+            places.add(spec.origin)
+    return {os.path.realpath(p) for p in places if p and os.path.exists(p)}
+
+
+def _exposed() -> tuple[str, ...]:
+    """The package locations, without any inside another or inside a library directory."""
+    system = [p for p in LIBRARY_DIRS if os.path.isdir(p) and not os.path.islink(p)]
+    kept: list[str] = []
+    for path in sorted(_package_locations(), key=lambda p: (p.count("/"), p)):
+        if path in ("/", "/usr", "/tmp") or _inside(path, kept) or _inside(path, system):
+            continue
+        kept.append(path)
+    return tuple(sorted(kept))
+
+
+@lru_cache(maxsize=8)
+def _bwrap_error() -> str | None:
+    if shutil.which("bwrap") is None:
+        return "bubblewrap (bwrap) is not installed"
+    try:
+        probe = subprocess.run(
+            ["bwrap", "--ro-bind", "/", "/", "--unshare-all", "--unshare-user", "--uid",
+             str(SANDBOX_UID), "--cap-drop", "ALL", "--die-with-parent", "true"],
+            capture_output=True,
+            timeout=10,
+        )  # fmt: skip
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        return f"bwrap does not run: {exc}"
+    if probe.returncode != 0:
+        return "bwrap does not work here: " + probe.stderr.decode(errors="replace").strip()
+    return None
+
+
+def choose_sandbox(
+    mode: str = "auto", limits: Limits | None = None, hide: Iterable[Any] = ()
+) -> Sandbox:
+    """The sandbox for ``mode``: ``auto`` (bubblewrap when it works; else only the arena's own
+    bots may run, unsandboxed, with a warning), ``bwrap`` (required; :class:`SandboxError` if it
+    does not work) or ``none`` (every bot unsandboxed: the user asked for it).
+
+    ``hide`` are files or directories bots must not see (the database, a deck file): the
+    sandbox shows nothing it does not list, so this only checks that none of them lies inside a
+    listed directory (a database inside the Python environment, say), and refuses if one does.
+    """
+    if mode not in MODES:
+        raise SandboxError(f"unknown sandbox {mode!r} (choose from {', '.join(MODES)})")
+    limits = limits or Limits()
+    kernels = _trusted_kernels()
+    if mode == "none":
+        return Sandbox("none", limits, kernels=kernels)
+    error = _bwrap_error()
+    if error is not None:
+        if mode == "bwrap":
+            raise SandboxError(error)
+        return Sandbox(
+            "none",
+            limits,
+            warning=f"{error}; only the arena's own bots can play (unsandboxed): see "
+            "docs/sandbox.md",
+            kernels=kernels,
+            fallback=True,
+        )
+    exposed = _exposed()
+    for secret in hide:
+        path = os.path.realpath(os.fspath(secret))
+        if _inside(path, exposed):
+            raise SandboxError(
+                f"{path} is inside a directory the sandbox shows to bots; keep the database "
+                "and deck files outside the Python environment and the installed packages"
+            )
+    found = cgroups.probe()
+    hierarchy = found if isinstance(found, cgroups.Hierarchy) else None
+    if hierarchy is not None:
+        _sweep_groups()
+    return Sandbox(
+        "bwrap",
+        limits,
+        exposed=exposed,
+        kernels=kernels,
+        hierarchy=hierarchy,
+        cgroup_reason="" if hierarchy else str(found),
+        seccomp=_seccomp_program() is not None,
+    )

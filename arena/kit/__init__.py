@@ -1,0 +1,9 @@
+"""The bot author's kit: what an author runs before submitting.
+
+Modules: :mod:`~arena.kit.scaffold` (``arena new-bot``: a ready package) and
+:mod:`~arena.kit.conformance` (``arena check``: the conformance run).
+
+May import: arena, arena.errors, arena.seeds, arena.engine, arena.game, arena.bot, arena.botspec,
+arena.hookspecs, arena.referee, solver, bots, arena.hosting, arena.decks, leaderboard,
+arena.tournament.
+"""

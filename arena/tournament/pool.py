@@ -1,0 +1,186 @@
+"""The local executor: worker processes on this machine, each playing one block at a time.
+
+Each worker is pinned to one core, and the bot hosts it starts inherit the pin: a referee and
+the bots it waits for then hand the processor to each other on the same core, which is several
+times faster than waking a process on another core (docs/benchmarks.md). Workers ignore Ctrl-C
+(the coordinator decides what to keep) and end when the coordinator goes away.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import multiprocessing
+import os
+import signal
+import traceback
+from dataclasses import dataclass
+from multiprocessing.connection import Connection, wait
+from multiprocessing.process import BaseProcess
+from typing import Any
+
+from arena.errors import ArenaError
+from arena.tournament.worker import BlockPlayer, BlockResult, BlockTask, WorkerSetup
+
+
+class WorkerError(ArenaError):
+    """A worker process failed: it died, or playing a block raised an unexpected error."""
+
+
+def available_cores() -> list[int]:
+    """The cores this process may run on."""
+    try:
+        return sorted(os.sched_getaffinity(0))
+    except AttributeError:  # pragma: no cover - not Linux
+        return list(range(os.cpu_count() or 1))
+
+
+def default_workers() -> int:
+    """The default number of workers: one per available core."""
+    return len(available_cores())
+
+
+def _worker_main(conn: Connection, setup: WorkerSetup, core: int | None) -> None:
+    """A worker's life: play each block sent until told to stop or the coordinator is gone."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    if core is not None:
+        with contextlib.suppress(AttributeError, OSError):  # pinning is an optimisation
+            os.sched_setaffinity(0, {core})
+    player = BlockPlayer(setup)
+    try:
+        while True:
+            try:
+                task = conn.recv()
+            except (EOFError, OSError):
+                return
+            if task is None:
+                return
+            try:
+                result = player.play(task)
+            except Exception as exc:
+                lines = traceback.format_exception(exc)
+                conn.send(("error", f"{type(exc).__name__}: {exc}", "".join(lines)))
+                return
+            conn.send(("done", result))
+    finally:
+        player.close()
+        from arena.hosting.cgroups import sweep
+
+        sweep([os.getpid()])
+
+
+@dataclass
+class _Worker:
+    number: int
+    process: BaseProcess
+    conn: Connection
+    task: BlockTask | None = None
+
+
+class LocalPool:
+    """``workers`` worker processes for one tournament (see the module docstring).
+
+    Hand out blocks with :meth:`submit` while :attr:`idle` is non-zero, collect finished blocks
+    with :meth:`results`; :meth:`close` lets the workers finish and stop their hosts,
+    :meth:`terminate` stops everything at once.
+    """
+
+    def __init__(self, setup: WorkerSetup, workers: int, pin: bool = True) -> None:
+        if workers < 1:
+            raise ValueError("a pool needs at least one worker")
+        context = multiprocessing.get_context("spawn")
+        cores = available_cores()
+        self._workers: list[_Worker] = []
+        for number in range(workers):
+            core = cores[number % len(cores)] if pin else None
+            ours, theirs = context.Pipe()
+            process = context.Process(
+                target=_worker_main,
+                args=(theirs, setup, core),
+                name=f"arena-worker-{number}",
+                daemon=True,
+            )
+            process.start()
+            theirs.close()
+            self._workers.append(_Worker(number, process, ours))
+
+    @property
+    def size(self) -> int:
+        """How many workers there are."""
+        return len(self._workers)
+
+    @property
+    def idle(self) -> int:
+        """How many workers have no block."""
+        return sum(1 for w in self._workers if w.task is None)
+
+    @property
+    def busy(self) -> int:
+        """How many workers are playing a block."""
+        return self.size - self.idle
+
+    def submit(self, task: BlockTask) -> None:
+        """Give ``task`` to an idle worker."""
+        for worker in self._workers:
+            if worker.task is None:
+                worker.task = task
+                worker.conn.send(task)
+                return
+        raise RuntimeError("no idle worker")
+
+    def results(self, timeout: float | None = None) -> list[BlockResult]:
+        """The blocks finished within ``timeout`` seconds (waiting for the first one only)."""
+        waiting: dict[Any, _Worker] = {}
+        for worker in self._workers:
+            if worker.task is not None:
+                waiting[worker.conn] = worker
+                waiting[worker.process.sentinel] = worker
+        if not waiting:
+            return []
+        finished: list[BlockResult] = []
+        for ready in wait(list(waiting), timeout):
+            worker = waiting[ready]
+            if worker.task is None:  # its pipe and its sentinel were both ready
+                continue
+            if ready is not worker.conn and not worker.conn.poll():
+                worker.process.join(1)
+                raise WorkerError(
+                    f"worker {worker.number} died (exit code {worker.process.exitcode}) "
+                    f"while playing block {worker.task.block}"
+                )
+            try:
+                message = worker.conn.recv()
+            except (EOFError, OSError):
+                worker.process.join(1)
+                raise WorkerError(
+                    f"worker {worker.number} died (exit code {worker.process.exitcode}) "
+                    f"while playing block {worker.task.block}"
+                ) from None
+            if message[0] == "error":
+                raise WorkerError(
+                    f"worker {worker.number} failed in block {worker.task.block}: {message[1]}"
+                )
+            worker.task = None
+            finished.append(message[1])
+        return finished
+
+    def close(self, timeout: float = 10.0) -> None:
+        """Ask every worker to stop (after its block) and wait; terminate the ones that hang."""
+        for worker in self._workers:
+            with contextlib.suppress(OSError, ValueError):
+                worker.conn.send(None)
+        for worker in self._workers:
+            worker.process.join(timeout)
+        self.terminate()
+
+    def terminate(self) -> None:
+        """Kill every worker now; their bot hosts end with them, and their hosts' control
+        groups are removed here (a killed worker cannot remove them)."""
+        for worker in self._workers:
+            if worker.process.is_alive():
+                worker.process.kill()
+        for worker in self._workers:
+            worker.process.join(5)
+            worker.conn.close()
+        from arena.hosting.cgroups import sweep
+
+        sweep(w.process.pid for w in self._workers if w.process.pid is not None)
