@@ -5,6 +5,8 @@ f(b1, b2, c, A, maid, known, p) reachable from the openings of the ``huibers`` v
 user's cache directory (built in under a second and saved the first time; :func:`open_table` also
 says whether it was loaded or built). Slots are numbered by
 :func:`solver.index.state_index`; ``docs/solver.md`` describes the model.
+
+May import: arena.errors, arena.engine.
 """
 
 from solver.opening import opening_rows

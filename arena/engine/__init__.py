@@ -7,4 +7,6 @@ of a round), :mod:`~arena.engine.view` (what one seat knows) and :mod:`~arena.en
 
 Kernel modules take ``njit`` from :mod:`arena.engine.jit`, which configures numba's cache first;
 importing this package (or :mod:`~arena.engine.layout`) does not import numba.
+
+May import: arena.errors.
 """

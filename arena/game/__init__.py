@@ -4,6 +4,8 @@
 What a bot needs (actions, cards, events, observations, variants) imports without numba; what runs
 the engine (:class:`Game`, :class:`Match`, the deck functions) is imported on first use, so that a
 bot host of a pure-Python bot starts without compiling or loading any kernel.
+
+May import: arena.engine, arena.errors, arena.seeds.
 """
 
 from __future__ import annotations
