@@ -8,9 +8,9 @@ import json
 import pytest
 from click.testing import CliRunner
 
+from arena.bench import measure as bench
 from arena.bench.goals import Comparison, Goal, Status, Verdict, judge
 from arena.bench.measure import BENCHMARKS, Benchmark
-from arena.bench.measure import measure as bench
 from arena.cli.main import cli
 
 
