@@ -22,7 +22,7 @@ def decks() -> None:
     "--out",
     type=click.Path(dir_okay=False, path_type=Path),
     default=None,
-    help="Where to write the decks (default: the package's arena/data/fixed36.txt).",
+    help="Where to write the decks (default: the package's arena/decks/data/fixed36.txt).",
 )
 def decks_generate(name: str, out: Path | None) -> None:
     """Generate the deck set NAME from its fixed seed and write it (the same file every time)."""

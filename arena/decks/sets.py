@@ -2,7 +2,7 @@
 
 Specs understood by :func:`load_deck_set`:
 
-- ``fixed36``: 36 balanced deck orders shipped with the package (``arena/data/fixed36.txt``),
+- ``fixed36``: 36 balanced deck orders shipped with the package (``arena/decks/data/fixed36.txt``),
   made by :func:`generate_fixed36`; ``docs/decks.md`` states the criterion.
 - ``balanced:N[:SEED]``: ``N`` decks chosen with ``fixed36``'s criterion and set-aside quota
   from candidates ``derive_seed(SEED, "balanced", k)`` (:func:`generate_balanced`).
@@ -152,7 +152,7 @@ def _values(cards: Sequence[int]) -> Deck:
 
 
 def _fixed36(variant: str) -> DeckSet:
-    text = resources.files("arena").joinpath("data/fixed36.txt").read_text(encoding="utf-8")
+    text = resources.files("arena.decks").joinpath("data/fixed36.txt").read_text(encoding="utf-8")
     decks = parse_deck_lines(text.splitlines(), variant, "fixed36.txt")
     if len(decks) != FIXED36_SIZE:
         raise DeckSetError(f"fixed36.txt holds {len(decks)} decks instead of {FIXED36_SIZE}")
@@ -356,7 +356,7 @@ def generate_balanced(
 
 
 def fixed36_text(seed: int = FIXED36_SEED) -> str:
-    """The contents of ``arena/data/fixed36.txt`` as :func:`generate_fixed36` makes them."""
+    """The contents of ``arena/decks/data/fixed36.txt`` as :func:`generate_fixed36` makes them."""
     decks, table = generate_fixed36(seed)
     lo_band, hi_band = table.mean - BAND, table.mean + BAND
     lines = [
