@@ -1,6 +1,10 @@
 """A throwaway PostgreSQL server for the store's tests, where Debian's ``postgresql`` (initdb,
 pg_ctl) and the ``psycopg`` driver are installed: the session fixture ``postgres_server``
-(registered in conftest.py) and ``postgres_database``, a fresh database on it."""
+(registered in conftest.py) and ``postgres_database``, a fresh database on it.
+
+Where the server cannot be had, its tests are skipped with the reason, unless
+``ARENA_REQUIRE_POSTGRES=1`` (set by .ci/run): then they fail with it.
+"""
 
 from __future__ import annotations
 
@@ -15,6 +19,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from itertools import count
 from pathlib import Path
+from typing import NoReturn
 
 import pytest
 from sqlalchemy import create_engine, text
@@ -32,6 +37,14 @@ def _postgres_bin() -> Path | None:
     return None
 
 
+def _unavailable(reason: str) -> NoReturn:
+    """Skip the test that needs the server, with ``reason``; fail it where PostgreSQL is
+    required (``ARENA_REQUIRE_POSTGRES=1``)."""
+    if os.environ.get("ARENA_REQUIRE_POSTGRES") == "1":
+        pytest.fail(f"ARENA_REQUIRE_POSTGRES=1 but {reason}", pytrace=False)
+    pytest.skip(reason)
+
+
 def _free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
@@ -42,10 +55,10 @@ def _free_port() -> int:
 def postgres_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     """The URL of the ``postgres`` database of a throwaway local PostgreSQL server."""
     if importlib.util.find_spec("psycopg") is None:
-        pytest.skip("PostgreSQL tests need the psycopg (v3) driver: pip install 'psycopg[binary]'")
+        _unavailable("PostgreSQL tests need the psycopg (v3) driver: pip install 'psycopg[binary]'")
     bindir = _postgres_bin()
     if bindir is None:
-        pytest.skip("PostgreSQL tests need initdb and pg_ctl (Debian package postgresql)")
+        _unavailable("PostgreSQL tests need initdb and pg_ctl (Debian package postgresql)")
     prefix: list[str] = []
     base = tmp_path_factory.mktemp("postgres")
     if os.geteuid() == 0:  # initdb refuses to run as root: run the server as user postgres
@@ -57,14 +70,14 @@ def postgres_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
         except (LookupError, PermissionError):
             runuser = None
         if runuser is None:
-            pytest.skip("running as root and cannot run PostgreSQL as user postgres")
+            _unavailable("running as root and cannot run PostgreSQL as user postgres")
         prefix = [runuser, "-u", "postgres", "--"]
     data, log, port = base / "data", base / "server.log", _free_port()
 
     def run(*args: str) -> None:
         done = subprocess.run([*prefix, *args], capture_output=True, text=True, timeout=120)
         if done.returncode != 0:
-            pytest.skip(f"cannot start PostgreSQL: {args[0]}: {done.stderr.strip()[:300]}")
+            _unavailable(f"cannot start PostgreSQL: {args[0]}: {done.stderr.strip()[:300]}")
 
     run(str(bindir / "initdb"), "-D", str(data), "-A", "trust", "-U", "arena", "-N")
     options = f"-p {port} -h 127.0.0.1 -k {base} -c fsync=off"
