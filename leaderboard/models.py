@@ -124,8 +124,11 @@ class Runner(Base):
     renews while it runs and deletes when it stops (``docs/tournaments.md``). ``since``,
     ``expires`` are seconds since the epoch by the database's clock (so that runners on
     machines whose clocks differ agree); ``seconds`` is how long a renewal extends it;
-    ``token`` is the holder's secret proof that it still holds the lease. A table of its own,
-    so that ``create_all`` adds it to an older database."""
+    ``token`` is the holder's secret proof that it still holds the lease; ``process`` names the
+    holder's process for good (:func:`leaderboard.runners.this_process`; null where it could not
+    be told), so that a runner on the same machine sees that it is gone. A table of its own,
+    so that ``create_all`` adds it to an older database; ``process`` came later and
+    :meth:`leaderboard.store.Store.create_schema` adds it to an older ``runners`` table."""
 
     __tablename__ = "runners"
 
@@ -137,6 +140,7 @@ class Runner(Base):
     since: Mapped[float] = mapped_column(Float)
     expires: Mapped[float] = mapped_column(Float)
     seconds: Mapped[float] = mapped_column(Float)
+    process: Mapped[str | None] = mapped_column(String(200), nullable=True)
 
 
 class Game(Base):

@@ -64,6 +64,7 @@ from leaderboard.models import (
     Entrant,
     Game,
     RatingSnapshot,
+    Runner,
     RunSandbox,
     Tournament,
     utcnow,
@@ -116,6 +117,28 @@ def _widen_seed(connection: Connection) -> None:
     ).scalar()
     if kind == "integer":
         connection.execute(text("ALTER TABLE tournaments ALTER COLUMN seed TYPE BIGINT"))
+
+
+#: The column a ``runners`` table made before leases recorded their holder's process lacks.
+RUNNER_PROCESS = "process"
+
+
+def _runner_columns(connection: Connection) -> set[str]:
+    """The columns of the database's ``runners`` table (none when it has no such table)."""
+    from sqlalchemy import inspect
+
+    inspector = inspect(connection)
+    if not inspector.has_table(Runner.__tablename__):
+        return set()
+    return {column["name"] for column in inspector.get_columns(Runner.__tablename__)}
+
+
+def _widen_runners(connection: Connection) -> None:
+    """Give an older database's ``runners`` table the ``process`` column (tables made before
+    leases recorded their holder's process): a nullable column, so older runners' rows stay
+    as they are and a lease taken without it only expires."""
+    if RUNNER_PROCESS not in _runner_columns(connection):
+        connection.execute(text(f"ALTER TABLE runners ADD COLUMN {RUNNER_PROCESS} VARCHAR(200)"))
 
 
 class StoreError(ArenaError):
@@ -350,6 +373,7 @@ class Store:
         self._engine: Engine | None = None
         self._sessions: sessionmaker[Session] | None = None
         self._schema_ready = False
+        self._runner_processes = True  # the runners table has the process column
 
     @classmethod
     def open_existing(cls, url: str | None = None) -> Store:
@@ -405,6 +429,8 @@ class Store:
         try:
             with engine.connect() as connection:
                 tables = set(inspect(connection).get_table_names())
+                # an older runners table, which no schema creation widens here
+                self._runner_processes = RUNNER_PROCESS in _runner_columns(connection)
         except SQLAlchemyError as exc:
             engine.dispose()
             raise StoreError(f"cannot open database {shown!r}: {_one_line(exc)}") from None
@@ -452,8 +478,11 @@ class Store:
                         )
                     Base.metadata.create_all(connection)
                     _widen_seed(connection)
+                    _widen_runners(connection)
             except SQLAlchemyError as exc:
-                raced = isinstance(exc, IntegrityError) or "already exists" in _one_line(exc)
+                said = _one_line(exc)
+                raced = isinstance(exc, IntegrityError) or "already exists" in said
+                raced = raced or "duplicate column" in said  # SQLite's ALTER TABLE, raced
                 if not raced or attempt == SCHEMA_ATTEMPTS - 1:
                     raise StoreError(f"database {_mask(self.url)!r}: {_one_line(exc)}") from None
                 time.sleep(0.02 * (attempt + 1))
@@ -616,29 +645,40 @@ class Store:
 
     # -- the runner's lease -------------------------------------------------------------------
 
-    def take_lease(self, tournament_id: int, holder: str, seconds: float) -> str:
+    def take_lease(
+        self, tournament_id: int, holder: str, seconds: float, process: str | None = None
+    ) -> str:
         """Become the runner of tournament ``tournament_id``: take its lease for ``seconds``
         (extended by each :meth:`renew_lease` and each write made with it) and return the
-        lease's token. Raises :class:`~leaderboard.runners.TournamentBusyError` (one line
-        naming the holder, since when and when its lease expires) while another runner holds
-        an unexpired lease. Of runners taking it at once, exactly one gets it: a conditional
-        UPDATE of an expired lease, or an INSERT that the primary key lets succeed once."""
-        token = secrets.token_hex(16)
+        lease's token. ``process`` is the taker's process
+        (:func:`~leaderboard.runners.this_process`; ``None``: its lease can only expire).
+
+        Raises :class:`~leaderboard.runners.TournamentBusyError` (one line naming the holder,
+        since when, and whether its process still runs here or when its lease expires) while
+        another runner holds an unexpired lease, unless that runner's process ran on this
+        machine and is gone (:func:`~leaderboard.runners.process_alive`): its lease is then
+        taken over at once. Of runners taking it at once, exactly one gets it: a conditional
+        UPDATE of an expired lease or of the gone process's lease, or an INSERT that the
+        primary key lets succeed once."""
+        claim = runners.Claim(holder, process, secrets.token_hex(16), seconds)
         for _ in range(3):  # the lease may expire or be released between the steps
             with self._session() as session:
-                if runners.take_expired(session, tournament_id, holder, token, seconds):
-                    return token
+                if runners.take_expired(session, tournament_id, claim):
+                    return claim.token
                 self._tournament(session, tournament_id)
             try:
                 with self._session() as session:
-                    runners.take_free(session, tournament_id, holder, token, seconds)
-                return token
+                    runners.take_free(session, tournament_id, claim)
+                return claim.token
             except StoreError as exc:
                 if not isinstance(exc.__context__, IntegrityError):
                     raise
             with self._session() as session:
                 held = runners.live(session, tournament_id).get(tournament_id)
-                if held is not None:
+                if held is not None and held.alive is False and held.process is not None:
+                    if runners.take_dead(session, tournament_id, held.process, claim):
+                        return claim.token
+                elif held is not None:
                     raise runners.busy(session, tournament_id, held)
         raise StoreError(f"tournament {tournament_id}: its lease changed hands while taking it")
 
@@ -653,9 +693,11 @@ class Store:
             runners.release(session, tournament_id, token)
 
     def runner(self, tournament_id: int) -> RunnerInfo | None:
-        """Who runs tournament ``tournament_id`` now (an unexpired lease), or ``None``."""
+        """Who runs tournament ``tournament_id`` now (an unexpired lease), or ``None``; its
+        ``alive`` says whether that runner's process still runs here, is gone (the next runner
+        takes the lease over at once) or cannot be told."""
         with self._session() as session:
-            return runners.live(session, tournament_id).get(tournament_id)
+            return runners.live(session, tournament_id, self._runner_processes).get(tournament_id)
 
     def status(self, tournament_id: int) -> str:
         """A tournament's status."""
@@ -684,7 +726,7 @@ class Store:
                 ).all()
             )
             secret = set(session.scalars(select(DeckSecret.tournament_id)))
-            held = runners.live(session)
+            held = runners.live(session, processes=self._runner_processes)
             sandboxes: dict[int, list[dict[str, Any]]] = {}
             for tid, sandbox in session.execute(
                 select(RunSandbox.tournament_id, RunSandbox.sandbox).order_by(RunSandbox.id)

@@ -1,5 +1,6 @@
 """Tests that press Ctrl-C: starting arena commands that take it (``interruptible``), signalling
-one once it has stored some games (``stored_games``, ``signal_when_stored``), finding what it left
+one once it has stored some games (``stored_games``, ``wait_until_stored``,
+``signal_when_stored``; in a SQLite file or at a database URL), finding what it left
 running (``left_running``), and pressing it inside a tournament run in this process
 (``StopAfter``)."""
 
@@ -21,9 +22,11 @@ def interruptible() -> None:
     signal.signal(signal.SIGINT, signal.SIG_DFL)
 
 
-def stored_games(db: Path) -> int:
-    """How many games the SQLite database ``db`` holds (0 while it or its tables do not exist),
-    read without writing."""
+def stored_games(db: Path | str) -> int:
+    """How many games the SQLite database ``db`` holds, or the database of the URL ``db`` (0
+    while it or its tables do not exist), read without writing."""
+    if isinstance(db, str):
+        return _stored_games_at(db)
     if not db.exists():
         return 0
     try:
@@ -33,17 +36,41 @@ def stored_games(db: Path) -> int:
         return 0
 
 
+def _stored_games_at(url: str) -> int:
+    """:func:`stored_games` of the database at ``url``."""
+    from sqlalchemy import create_engine, make_url, text
+    from sqlalchemy.exc import SQLAlchemyError
+    from sqlalchemy.pool import NullPool
+
+    if make_url(url).get_backend_name() == "sqlite":
+        return stored_games(Path(make_url(url).database or ""))
+    engine = create_engine(url, poolclass=NullPool)
+    try:
+        with engine.connect() as connection:
+            return int(connection.execute(text("select count(*) from games")).scalar_one())
+    except SQLAlchemyError:  # the tables are not there yet
+        return 0
+    finally:
+        engine.dispose()
+
+
 def signal_when_stored(
-    proc: subprocess.Popen[str], db: Path, games: int, how: int = signal.SIGINT
+    proc: subprocess.Popen[str], db: Path | str, games: int, how: int = signal.SIGINT
 ) -> None:
-    """Send ``how`` to the running ``proc`` once ``db`` holds ``games`` games (within two
-    minutes)."""
+    """Send ``how`` to the running ``proc`` once ``db`` (a SQLite file or a database URL) holds
+    ``games`` games (within two minutes)."""
+    wait_until_stored(proc, db, games)
+    proc.send_signal(how)
+
+
+def wait_until_stored(proc: subprocess.Popen[str], db: Path | str, games: int) -> None:
+    """Wait while the running ``proc`` has stored fewer than ``games`` games in ``db`` (a SQLite
+    file or a database URL; two minutes at most)."""
     deadline = time.monotonic() + 120
     while stored_games(db) < games:
         assert proc.poll() is None, proc.communicate()
         assert time.monotonic() < deadline, "no games stored in two minutes"
         time.sleep(0.02)
-    proc.send_signal(how)
 
 
 def left_running(marker: str) -> list[int]:

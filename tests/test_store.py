@@ -9,10 +9,12 @@ PostgreSQL server too.
 from __future__ import annotations
 
 import dataclasses
+import os
 import subprocess
 import sys
 import time
 from collections.abc import Iterator
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -26,7 +28,7 @@ from arena.referee.records import GameRecord
 from arena.tournament.lease import RunnerLease, lease_seconds
 from bots.uniform import UniformBot
 from leaderboard.models import Base
-from leaderboard.runners import LeaseLostError, TournamentBusyError
+from leaderboard.runners import LeaseLostError, TournamentBusyError, process_alive, this_process
 from leaderboard.store import EntrantInfo, Store, StoreError, resolve_url
 
 ENTRANTS = [
@@ -327,6 +329,8 @@ def test_the_lease_renews_itself_while_the_runner_runs(
     monkeypatch.setenv("ARENA_LEASE_SECONDS", "0.6")
     with RunnerLease.take(store, tid) as lease:
         assert lease.seconds == 0.6
+        held = store.runner(tid)  # it records this process: a runner after it can check it
+        assert held is not None and held.process == this_process()
         time.sleep(1.5)  # several lease lengths: renewed every 0.2 s by its thread
         with pytest.raises(TournamentBusyError):
             store.take_lease(tid, "pid 2", 30.0)
@@ -335,6 +339,127 @@ def test_the_lease_renews_itself_while_the_runner_runs(
     monkeypatch.setenv("ARENA_LEASE_SECONDS", "soon")
     with pytest.raises(ArenaError, match="ARENA_LEASE_SECONDS='soon' is not a number"):
         lease_seconds()
+
+
+# -- a dead runner's lease: taken over at once on its own machine ---------------------------------
+
+#: The tests of a holder's process read /proc (on other systems a lease only expires).
+linux = pytest.mark.skipif(this_process() is None, reason="needs Linux's /proc")
+
+
+def process(pid: int, start: int | None = None, boot: str = "", namespace: str = "") -> str:
+    """The lease's record of process ``pid`` on this machine: its start time read here from
+    /proc/PID/stat unless ``start`` is given; ``boot``, ``namespace`` to place it elsewhere."""
+    here = this_process()
+    assert here is not None
+    my_boot, my_namespace, _, _ = here.split(" ")
+    if start is None:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+        start = int(stat[stat.rindex(")") + 2 :].split()[19])
+    return f"{boot or my_boot} {namespace or my_namespace} {pid} {start}"
+
+
+@pytest.fixture
+def sleeper() -> Iterator[subprocess.Popen[bytes]]:
+    """A process that sleeps for a minute (killed on leaving)."""
+    proc = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
+    yield proc
+    proc.kill()
+    proc.wait()
+
+
+@linux
+def test_this_process_and_what_is_known_of_others() -> None:
+    me = this_process()
+    assert me is not None and me == process(os.getpid())
+    assert process_alive(me) is True
+    assert process_alive(process(os.getpid(), start=int(me.split()[3]) + 1)) is False
+    assert process_alive(process(os.getpid(), boot="another-boot")) is None
+    assert process_alive(process(os.getpid(), namespace="pid:[1]")) is None
+    for unknown in (None, "", "pid 1 on here", f"{me} more", me.replace(str(os.getpid()), "x")):
+        assert process_alive(unknown) is None
+
+
+@linux
+def test_a_killed_holder_on_this_machine_is_taken_over_at_once(
+    store: Store, sleeper: subprocess.Popen[bytes]
+) -> None:
+    tid = start(store)
+    holder = f"pid {sleeper.pid} on here"
+    old = store.take_lease(tid, holder, 600.0, process(sleeper.pid))
+    held = store.runner(tid)
+    assert held is not None and held.alive is True
+    with pytest.raises(TournamentBusyError) as busy:  # alive: one runner at a time
+        store.take_lease(tid, "pid 2 on here", 30.0, this_process())
+    assert str(busy.value).endswith(
+        "one runner per tournament (that process is still running on this machine: stop it to "
+        "take the tournament over)"
+    )
+    store.record_block(tid, [("k1", 0, 0, play(1))], lease=old)
+    sleeper.kill()  # kill -9; not reaped yet: a zombie is as dead
+    deadline = time.monotonic() + 10
+    while (held := store.runner(tid)) is not None and held.alive is not False:
+        assert time.monotonic() < deadline
+        time.sleep(0.01)
+    assert store.tournaments()[0].runner == held and held.holder == holder
+    new = store.take_lease(tid, "pid 2 on here", 30.0, this_process())  # at once
+    now = store.runner(tid)
+    assert now is not None and now.holder == "pid 2 on here" and now.alive is True
+    assert (now.expires - now.since).total_seconds() < 31
+    with pytest.raises(LeaseLostError, match="pid 2 on here runs it now"):
+        store.record_block(tid, [("k2", 0, 0, play(2))], lease=old)
+    store.record_block(tid, [("k2", 0, 0, play(2))], lease=new)
+    assert store.finished_keys(tid) == {"k1", "k2"}
+    sleeper.wait()
+    store.release_lease(tid, new)
+    assert store.runner(tid) is None
+
+
+@linux
+def test_a_pid_taken_by_another_process_is_a_dead_holder(store: Store) -> None:
+    tid = start(store)
+    me = this_process()
+    assert me is not None
+    # the holder's pid runs, but another process (started at another time) has it now
+    recycled = process(os.getpid(), start=int(me.split()[3]) - 1)
+    store.take_lease(tid, f"pid {os.getpid()} on here", 600.0, recycled)
+    held = store.runner(tid)
+    assert held is not None and held.alive is False
+    store.take_lease(tid, "pid 2 on here", 30.0, me)
+    now = store.runner(tid)
+    assert now is not None and (now.holder, now.process) == ("pid 2 on here", me)
+
+
+@pytest.mark.parametrize(
+    "where", ["another machine", "another pid namespace", "nothing recorded", "no /proc here"]
+)
+def test_a_holder_elsewhere_keeps_the_lease_until_it_expires(
+    store: Store, where: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    ended = subprocess.Popen([sys.executable, "-c", "pass"])
+    ended.wait()  # its pid is free: were it this machine's, its lease would be taken at once
+    boot, namespace, _, _ = (this_process() or "boot pid:[1] 1 1").split(" ")
+    recorded = {
+        "another machine": f"another-boot {namespace} {ended.pid} 1",
+        "another pid namespace": f"{boot} pid:[1] {ended.pid} 1",
+        "nothing recorded": None,  # a runner of an older arena
+        "no /proc here": f"{boot} {namespace} {ended.pid} 1",
+    }[where]
+    if where == "no /proc here":  # a runner on a system without /proc cannot tell
+        monkeypatch.setattr("leaderboard.runners.this_process", lambda: None)
+    tid = start(store)
+    store.take_lease(tid, f"pid {ended.pid} on there", 1.0, recorded)
+    held = store.runner(tid)
+    assert held is not None and held.alive is None
+    with pytest.raises(TournamentBusyError) as busy:
+        store.take_lease(tid, "pid 2 on here", 30.0, None)
+    assert str(busy.value).endswith(
+        f"(if that runner was killed, its lease expires at {held.expires:%H:%M:%S} UTC)"
+    )
+    time.sleep(max(0.0, (held.expires - datetime.now(UTC)).total_seconds()) + 0.3)
+    store.take_lease(tid, "pid 2 on here", 30.0, None)
+    now = store.runner(tid)
+    assert now is not None and now.holder == "pid 2 on here"
 
 
 # -- processes at the same moment ----------------------------------------------------------------
@@ -432,6 +557,43 @@ def test_a_database_of_the_previous_version_gets_the_runners_table(url: str) -> 
     token = store.take_lease(tid, "pid 1", 30.0)
     store.record_block(tid, [("k1", 0, 0, play(1))], lease=token)
     assert store.finished_keys(tid) == {"k1"}
+    store.close()
+
+
+def test_an_older_runners_table_is_read_and_widened(url: str, tmp_path: Path) -> None:
+    engine = create_engine(url)  # a database made before leases recorded their process
+    Base.metadata.create_all(engine)
+    with engine.begin() as connection:
+        connection.execute(text("ALTER TABLE runners DROP COLUMN process"))
+    engine.dispose()
+    old = Store(url)
+    tid = start(old)
+    with old.engine.begin() as connection:  # a lease of an older runner
+        connection.execute(
+            text(
+                "INSERT INTO runners (tournament_id, holder, token, since, expires, seconds) "
+                "VALUES (:tid, 'pid 1 on old', 'secret', :now, :now + 600, 600)"
+            ),
+            {"tid": tid, "now": time.time()},
+        )
+    old.close()
+    reader = Store.open_existing(url)  # reads it as it is
+    (listed,) = reader.tournaments()
+    assert listed.runner is not None
+    assert (listed.runner.holder, listed.runner.process, listed.runner.alive) == (
+        "pid 1 on old",
+        None,
+        None,
+    )
+    assert reader.runner(tid) == listed.runner
+    reader.close()
+    race("store.create_schema()", url, tmp_path)  # processes widening it at once
+    store = Store(url)
+    store.create_schema()
+    assert "process" in {c["name"] for c in inspect(store.engine).get_columns("runners")}
+    assert store.runner(tid) == listed.runner
+    with pytest.raises(TournamentBusyError, match="its lease expires at"):
+        store.take_lease(tid, "pid 2 on here", 30.0, this_process())
     store.close()
 
 

@@ -2,7 +2,8 @@
 
 The records of a tournament must not depend on the number of workers, the block size, or on
 interruptions (Ctrl-C, kill -9) followed by a resume. One runner plays a tournament at a time:
-a second one is turned away, and a runner killed with kill -9 holds it until its lease expires.
+a second one is turned away while the first runs, and a runner killed with kill -9 is taken over
+at once by the next (on SQLite and PostgreSQL).
 """
 
 from __future__ import annotations
@@ -14,12 +15,19 @@ import socket
 import sqlite3
 import subprocess
 import sys
-import time
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
-from processes import StopAfter, interruptible, signal_when_stored, stored_games
+from postgres import postgres_database
+from processes import (
+    StopAfter,
+    interruptible,
+    signal_when_stored,
+    stored_games,
+    wait_until_stored,
+)
 from stored_records import stored
 
 from arena.hosting.catalog import load_catalog
@@ -188,24 +196,53 @@ def test_resume_refuses_a_changed_bot(catalog: Any, tmp_path: Path) -> None:
 # --- the command, killed for real -----------------------------------------------------------
 
 COMMAND = [sys.executable, "-c", "from arena.cli.main import main; main()"]
-#: The lease of a runner started by these tests (seconds): a killed one holds its tournament
-#: for 6 to 9 seconds after its last renewal.
+#: The lease of a runner started by these tests (seconds), unless a test gives another.
 LEASE = 9.0
+#: A lease no test waits for: a runner killed with it is taken over only because it is dead.
+LONG_LEASE = 600.0
 ARGS = ["tournament", "--decks", "random:30:4", "--bots", "honest,uniform,sleeper[seconds=0.01]"]
 ARGS += ["--sandbox", "none", "--workers", "2", "--seed", "11", "--quiet"]
+#: What the tournament of :data:`ARGS` is called in messages.
+NAME = "tournament 1 (random:30:4 classic 2p)"
 
 
-def start_command(db: Path, env: dict[str, str], cwd: Path) -> subprocess.Popen[str]:
-    """The command, started (its lease lasts :data:`LEASE` seconds)."""
+def start_command(
+    url: str, env: dict[str, str], cwd: Path, lease: float = LEASE, args: list[str] = ARGS
+) -> subprocess.Popen[str]:
+    """The command (``args``), started on the database at ``url`` (its lease lasts ``lease``
+    seconds)."""
     return subprocess.Popen(
-        [*COMMAND, *ARGS, "--db", f"sqlite:///{db}"],
+        [*COMMAND, *args, "--db", url],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
-        env={**env, "ARENA_LEASE_SECONDS": str(LEASE)},
+        env={**env, "ARENA_LEASE_SECONDS": str(lease)},
         cwd=cwd,
         preexec_fn=interruptible,
     )
+
+
+def arena(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    """An ``arena`` command, run to its end in a process of its own."""
+    return subprocess.run([*COMMAND, *args], capture_output=True, text=True, env=env, timeout=300)
+
+
+def error_line(stderr: str) -> str:
+    """The one ``arena: error:`` line of a command's standard error (other lines may warn)."""
+    (line,) = [line for line in stderr.splitlines() if line.startswith("arena: error:")]
+    return line
+
+
+@pytest.fixture
+def database(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
+    """The URL of a fresh database (``request.param``: ``sqlite`` for a file, ``postgresql``
+    for a new database on the throwaway PostgreSQL server)."""
+    if request.param == "sqlite":
+        yield f"sqlite:///{tmp_path / 'arena.db'}"
+        return
+    server: str = request.getfixturevalue("postgres_server")
+    with postgres_database(server) as url:
+        yield url
 
 
 @pytest.fixture(scope="module")
@@ -233,38 +270,42 @@ def uninterrupted(command_env: dict[str, str], tmp_path_factory: pytest.TempPath
     return Store(f"sqlite:///{db}")
 
 
-@pytest.mark.parametrize("how", [signal.SIGKILL, signal.SIGINT], ids=["kill-9", "ctrl-c"])
+@pytest.mark.parametrize(
+    ("how", "database"),
+    [
+        pytest.param(signal.SIGKILL, "sqlite", id="kill-9-sqlite"),
+        pytest.param(signal.SIGKILL, "postgresql", id="kill-9-postgresql"),
+        pytest.param(signal.SIGINT, "sqlite", id="ctrl-c-sqlite"),
+    ],
+    indirect=["database"],
+)
 def test_killed_command_resumes_to_the_uninterrupted_records(
-    command_env: dict[str, str], uninterrupted: Store, tmp_path: Path, how: int
+    command_env: dict[str, str], uninterrupted: Store, tmp_path: Path, how: int, database: str
 ) -> None:
-    parts = tmp_path / "parts.db"
-    proc = start_command(parts, command_env, tmp_path)
-    signal_when_stored(proc, parts, 10, how)
+    proc = start_command(database, command_env, tmp_path, lease=LONG_LEASE)
+    signal_when_stored(proc, database, 10, how)
     _, err = proc.communicate(timeout=60)
     if how == signal.SIGINT:
         assert proc.returncode == 130, err
         assert "interrupted" in err and "--resume 1" in err
     else:
         assert proc.returncode == -signal.SIGKILL
-        # the killed runner's lease has not expired: a second runner is turned away at once
-        refused = subprocess.run(
-            [*COMMAND, "tournament", "--resume", "1", "--db", f"sqlite:///{parts}"],
-            capture_output=True,
-            text=True,
-            env=command_env,
-            timeout=60,
-        )
-        assert refused.returncode == 2, refused.stderr
-        (line,) = refused.stderr.strip().splitlines()
+        # its lease runs for minutes yet, but its process is gone: the listing says so ...
+        listed = arena("tournaments", "--db", database, env=command_env)
+        assert listed.returncode == 0, listed.stderr
         holder = f"pid {proc.pid} on {socket.gethostname()}"
-        assert line.startswith(
-            f"arena: error: tournament 1 (random:30:4 classic 2p) is being run by {holder} since "
+        (line,) = [line for line in listed.stdout.splitlines() if line.startswith("   1  ")]
+        assert line.endswith(" (dead: the next run takes it over at once)"), line
+        assert "[running]  created " in line and f"  run by {holder} since " in line
+        (entry,) = json.loads(
+            arena("tournaments", "--json", "--db", database, env=command_env).stdout
         )
-        wait_for_the_lease_to_expire(parts)
-    kept = stored_games(parts)
+        assert (entry["runner"]["holder"], entry["runner"]["alive"]) == (holder, False)
+    kept = stored_games(database)
     assert 10 <= kept < 180
+    # ... and the same command, run at once, takes the tournament over and plays the rest
     resumed = subprocess.run(
-        [*COMMAND, *ARGS, "--db", f"sqlite:///{parts}"],
+        [*COMMAND, *ARGS, "--db", database],
         capture_output=True,
         text=True,
         env=command_env,
@@ -273,31 +314,54 @@ def test_killed_command_resumes_to_the_uninterrupted_records(
     )
     assert resumed.returncode == 0, resumed.stderr
     assert f"{180 - kept} games played" in resumed.stderr
-    store = Store(f"sqlite:///{parts}")
+    store = Store(database)
     assert len(stored(store, 1)) == 180
     assert stored(store, 1) == stored(uninterrupted, 1)
     assert store.status(1) == "finished"
+    assert store.runner(1) is None
+    store.close()
 
 
-def wait_for_the_lease_to_expire(db: Path) -> None:
-    with sqlite3.connect(f"file:{db}?mode=ro", uri=True, timeout=5) as connection:
-        (expires,) = connection.execute("select expires from runners").fetchone()
-    assert expires - time.time() < LEASE + 1
-    time.sleep(max(0.0, expires - time.time()) + 0.2)
+@pytest.mark.parametrize("database", ["sqlite", "postgresql"], indirect=True)
+def test_a_running_command_is_still_refused(
+    command_env: dict[str, str], tmp_path: Path, database: str
+) -> None:
+    slow = [arg.replace("seconds=0.01", "seconds=0.1") for arg in ARGS]  # it runs meanwhile
+    proc = start_command(database, command_env, tmp_path, args=slow)
+    try:
+        wait_until_stored(proc, database, 1)
+        refused = arena("tournament", "--resume", "1", "--db", database, env=command_env)
+        listed = arena("tournaments", "--db", database, env=command_env)
+    finally:
+        proc.send_signal(signal.SIGINT)
+        _, err = proc.communicate(timeout=60)
+    assert refused.returncode == 2, refused.stderr
+    holder = f"pid {proc.pid} on {socket.gethostname()}"
+    line = error_line(refused.stderr)
+    assert line.startswith(f"arena: error: {NAME} is being run by {holder} since "), line
+    assert line.endswith(
+        " UTC; one runner per tournament (that process is still running on this machine: stop "
+        "it to take the tournament over)"
+    ), line
+    assert listed.returncode == 0, listed.stderr
+    assert f"  run by {holder} since " in listed.stdout and "dead" not in listed.stdout
+    assert proc.returncode == 130, err  # the refusal left the runner alone; Ctrl-C stopped it
+    store = Store(database)
+    assert (store.status(1), store.runner(1)) == ("interrupted", None), err
+    store.close()
 
 
 def test_two_runners_started_at_once_play_the_tournament_once(
     command_env: dict[str, str], uninterrupted: Store, tmp_path: Path
 ) -> None:
     db = tmp_path / "both.db"
-    procs = [start_command(db, command_env, tmp_path) for _ in range(2)]
+    procs = [start_command(f"sqlite:///{db}", command_env, tmp_path) for _ in range(2)]
     results = [(proc, *proc.communicate(timeout=300)) for proc in procs]
     assert sorted(proc.returncode for proc in procs) == [0, 2], results
     (ran, out, err), (_, _, refused) = sorted(results, key=lambda r: r[0].returncode)
     assert "180 games played" in err and "sleeper[seconds=0.01]" in out
-    (line,) = refused.strip().splitlines()
     holder = f"pid {ran.pid} on {socket.gethostname()}"
-    assert f"arena: error: tournament 1 (random:30:4 classic 2p) is being run by {holder}" in line
+    assert f"arena: error: {NAME} is being run by {holder}" in error_line(refused)
     with sqlite3.connect(db) as connection:
         games = connection.execute("select count(*), count(distinct key) from games").fetchone()
         assert games == (180, 180)

@@ -426,8 +426,7 @@ def tournaments(db_url: str | None, as_json: bool) -> None:
         return
     for t in rows:
         config = t.configuration
-        runner = t.runner
-        held = f"  run by {runner.holder} since {runner.since:%H:%M:%S} UTC" if runner else ""
+        held = _held(t.runner)
         click.echo(
             f"{t.id:4d}  {t.name}  [{t.status}]  created {t.created:%Y-%m-%d %H:%M} UTC{held}"
         )
@@ -443,6 +442,16 @@ def tournaments(db_url: str | None, as_json: bool) -> None:
         if additions:
             entrants += "; added: " + ", then ".join(_names(list(a), 40) for a in additions)
         click.echo(f"      {entrants}")
+
+
+def _held(runner: Any) -> str:
+    """What the listing says of the runner holding a tournament (``None``: nobody)."""
+    if runner is None:
+        return ""
+    said = f"  run by {runner.holder} since {runner.since:%H:%M:%S} UTC"
+    if runner.alive is False:
+        said += " (dead: the next run takes it over at once)"
+    return said
 
 
 def _listed(t: Any, scheduled: int) -> dict[str, Any]:
@@ -461,6 +470,7 @@ def _listed(t: Any, scheduled: int) -> dict[str, Any]:
             "holder": runner.holder,
             "since": runner.since.isoformat(),
             "expires": runner.expires.isoformat(),
+            "alive": runner.alive,
         },
         "created": t.created.isoformat(),
         "updated": t.updated.isoformat(),

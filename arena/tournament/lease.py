@@ -4,8 +4,10 @@
 (:meth:`leaderboard.store.Store.take_lease`, refused with one line naming the holder while
 another runner holds it) and starts a thread that renews it every third of its length,
 whatever the runner is doing (compiling kernels, starting hosts, waiting for a long block).
-:meth:`RunnerLease.release` stops the thread and deletes the lease; a runner killed outright
-leaves its lease to expire, after which another runner may take the tournament over. See
+:meth:`RunnerLease.release` stops the thread and deletes the lease. A runner killed outright
+cannot: the lease records its process (:func:`leaderboard.runners.this_process`), so the next
+runner on the same machine sees that it is gone and takes the tournament over at once; a runner
+on another machine (or where /proc cannot tell) waits for the lease to expire. See
 ``docs/tournaments.md``.
 """
 
@@ -18,10 +20,11 @@ import threading
 from types import TracebackType
 
 from arena.errors import ArenaError
+from leaderboard.runners import this_process
 from leaderboard.store import Store, StoreError
 
 #: How long a lease lasts after its last renewal (seconds): how long a killed runner keeps
-#: others from its tournament.
+#: runners on other machines from its tournament (one on its own machine takes it over at once).
 LEASE_SECONDS = 30.0
 #: Renewals per lease length: a lease of 30 s is renewed every 10 s.
 RENEWALS = 3
@@ -66,10 +69,11 @@ class RunnerLease:
 
     @classmethod
     def take(cls, store: Store, tournament_id: int, seconds: float | None = None) -> RunnerLease:
-        """Take the lease of ``tournament_id`` and start renewing it; raises
+        """Take the lease of ``tournament_id`` (recording this process, so that a runner after
+        it here can tell when it is gone) and start renewing it; raises
         :class:`~leaderboard.runners.TournamentBusyError` while another runner holds it."""
         length = lease_seconds() if seconds is None else seconds
-        token = store.take_lease(tournament_id, holder(), length)
+        token = store.take_lease(tournament_id, holder(), length, this_process())
         lease = cls(store, tournament_id, token, length)
         lease._thread.start()
         return lease
