@@ -1,6 +1,8 @@
 """The exception hierarchy: every error the arena raises on purpose is an :class:`ArenaError`.
 
-The command line turns any ``ArenaError`` into a one-line message and exit code 2.
+The command line turns any ``ArenaError`` into a one-line message and exit code 2. Messages often
+carry text a bot or a plugin wrote (a fault, a plugin's import error); :func:`printable` is how
+such text is shown, everywhere: on a terminal, in a stored record, in a report.
 """
 
 from __future__ import annotations
@@ -79,3 +81,22 @@ class BotDisqualifiedError(BotError):
     """The bot had too many faults earlier in the run; its games are forfeits."""
 
     kind = "disqualified"
+
+
+def printable(text: str, limit: int | None = None, keep: str = "") -> str:
+    """``text`` safe to show on a terminal: every character that is not printable is written
+    as its Python escape, so that it is seen and never acted on. That is every control
+    character (``ESC`` as ``\\x1b``, so no clear-screen, window-title or clipboard-writing
+    escape sequence reaches a terminal; tab ``\\t``, newline ``\\n``, carriage return
+    ``\\r``, so one string stays one line and cannot overwrite another) and Unicode's invisible
+    format and separator characters (a right-to-left override as ``\\u202e``). Ordinary spaces
+    and every visible character, of any script, are kept.
+
+    ``keep`` lists control characters to leave as they are (a bot's log keeps its ``"\\n\\t"``).
+    With ``limit``, the result is cut to at most that many characters, the last being ``…``.
+    """
+    if not text.isprintable():
+        text = "".join(c if c.isprintable() or c in keep else repr(c)[1:-1] for c in text)
+    if limit is not None and len(text) > limit:
+        text = text[: max(limit - 1, 0)] + "…"
+    return text

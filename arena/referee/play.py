@@ -26,6 +26,7 @@ from arena.errors import (
     GameOverError,
     IllegalActionError,
     InvalidActionError,
+    printable,
 )
 from arena.game import Action, Card, Game, Match, Variant
 from arena.game.observation import Observation
@@ -167,21 +168,11 @@ def unexpected_error(exc: Exception) -> str:
         text = str(exc)
     except Exception:
         text = "(its message cannot be shown)"
-    return _printable(f"{type(exc).__name__}: {text}{where}")
+    return printable(f"{type(exc).__name__}: {text}{where}", MAX_FAULT_MESSAGE)
 
 
 def _unexpected(exc: Exception) -> str:
     return f"the referee failed while dealing with this bot: {unexpected_error(exc)}"
-
-
-def _printable(message: str) -> str:
-    """``message`` cut to :data:`MAX_FAULT_MESSAGE` characters, with every character that is
-    not printable escaped (a fault message is stored, shown on a terminal and in HTML)."""
-    if len(message) > MAX_FAULT_MESSAGE:
-        message = message[: MAX_FAULT_MESSAGE - 1] + "…"
-    if message.isprintable():
-        return message
-    return "".join(c if c.isprintable() else repr(c)[1:-1] for c in message)
 
 
 class Referee:
@@ -255,7 +246,10 @@ class Referee:
                     handles[seat].after_fault()
                 except Exception as exc:
                     message += f"; then cleaning up: {_unexpected(exc)}"
-            faults.append(Fault(seat, kind, _printable(message), len(game.actions)))
+            # a fault message is stored and shown on terminals and pages: made printable, bounded
+            faults.append(
+                Fault(seat, kind, printable(message, MAX_FAULT_MESSAGE), len(game.actions))
+            )
             if not game.over and game.alive[seat]:
                 game.forfeit(seat)
 
