@@ -256,6 +256,42 @@ def test_a_third_party_bot_never_runs_unsandboxed_unless_asked(
         S._bwrap_error.cache_clear()
 
 
+def test_without_bubblewrap_only_third_party_bots_are_warned_about(
+    installed: Callable[..., None], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Without bubblewrap the arena's own bots play and nothing is said on their account; a
+    command warns once, naming the distribution, only where a bot that is not the arena's own is
+    installed (it cannot play here), and asking it to play is still refused."""
+    from click.testing import CliRunner
+
+    from arena.cli.main import cli
+
+    S._bwrap_error.cache_clear()
+    monkeypatch.setattr(S.shutil, "which", lambda name: None)
+    play = ["play", "random", "uniform", "--seed", "1"]
+    try:
+        alone = CliRunner().invoke(cli, play)
+        listing = CliRunner().invoke(cli, ["bots"])
+        installed("greedy_thief")
+        beside = CliRunner().invoke(cli, play)
+        refused = CliRunner().invoke(cli, ["play", "pickpocket", "uniform"])
+        asked = CliRunner().invoke(cli, ["play", "pickpocket", "uniform", "--sandbox", "none"])
+    finally:
+        S._bwrap_error.cache_clear()
+    assert alone.exit_code == 0 and "warning" not in alone.stderr, alone.output
+    first = listing.stdout.splitlines()[0]
+    assert first.startswith("bots run in: no sandbox") and "bwrap) is not installed" in first
+    assert beside.exit_code == 0 and beside.stdout == alone.stdout, beside.output
+    [warning] = [line for line in beside.stderr.splitlines() if "warning" in line]
+    assert warning.startswith(
+        "arena: warning: bubblewrap (bwrap) is not installed, so the bots of "
+        "arena-test-greedy-thief cannot play here"
+    )
+    assert "--sandbox none" in warning
+    assert refused.exit_code != 0 and refused.stderr.count("arena: warning: ") == 1
+    assert asked.exit_code == 0 and "warning" not in asked.stderr, asked.output  # asked for
+
+
 def test_hosts_never_inherit_the_database_url(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("ARENA_DB", "postgresql://user:password@db/arena")
     monkeypatch.setenv("PATH", "/usr/bin")

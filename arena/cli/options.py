@@ -152,9 +152,14 @@ def report_compile_errors(failed: dict[str, str]) -> None:
 
 
 def command_sandbox(mode: str, memory_mb: int = 2048, hide: tuple[str, ...] = ()) -> Any:
-    """The sandbox for ``mode`` with the limits of the command's options, printing its warning
-    (if any) on one line; ``hide`` are paths bots must not see (checked, see
-    :func:`~arena.hosting.sandbox.choose_sandbox`)."""
+    """The sandbox for ``mode`` with the limits of the command's options; ``hide`` are paths bots
+    must not see (checked, see :func:`~arena.hosting.sandbox.choose_sandbox`).
+
+    Where ``auto`` found no working bubblewrap, one warning line says so, naming what is lost,
+    only if bots that are not the arena's own are installed: they cannot play (see
+    :meth:`~arena.hosting.sandbox.Sandbox.refusal`). Whoever has only the arena's own bots loses
+    nothing and is told nothing; ``arena bots`` says how bots run either way."""
+    from arena.hosting.plugins import plugin_entry_points
     from arena.hosting.sandbox import Limits, choose_sandbox
 
     meta = click.get_current_context().meta
@@ -164,8 +169,10 @@ def command_sandbox(mode: str, memory_mb: int = 2048, hide: tuple[str, ...] = ()
         scratch_mb=meta.get("arena.scratch_mb", 64),
     )
     sandbox = choose_sandbox(mode, limits, hide)
-    if sandbox.warning:
-        click.echo(f"arena: warning: {sandbox.warning}", err=True)
+    if sandbox.fallback:
+        refusal = sandbox.refusal(p.distribution for p in plugin_entry_points())
+        if refusal:
+            click.echo(f"arena: warning: {refusal}", err=True)
     return sandbox
 
 

@@ -116,7 +116,8 @@ class Sandbox:
     groups that enforce :attr:`limits` (``None``: the fallback, ``cgroup_reason`` says why);
     ``seccomp`` whether the system-call filter is loaded. ``fallback`` is set when ``auto`` found
     no working bubblewrap: then only the arena's own bots may run (:meth:`check`); ``warning``
-    says why.
+    says why (``bubblewrap (bwrap) is not installed``). It is said only where it matters: when a
+    bot that is not the arena's own is installed or asked to play (:meth:`refusal`, :meth:`check`).
     """
 
     kind: str
@@ -141,8 +142,25 @@ class Sandbox:
             raise SandboxError(
                 f"bot {bot!r} (from {distribution or 'an unknown distribution'}) would run "
                 f"without a sandbox: {self.warning}; install bubblewrap, or pass --sandbox none "
-                "to run it unsandboxed anyway"
+                "to run it unsandboxed anyway (docs/sandbox.md)"
             )
+
+    def refusal(self, distributions: Iterable[str]) -> str | None:
+        """The one warning to give when bots of ``distributions`` (those installed) may not run
+        here (see :meth:`check`): it names them and what to do; ``None`` when every one may (the
+        arena's own always may, and every bot may in the sandbox or under ``--sandbox none``)."""
+        if not self.fallback:
+            return None
+        refused = sorted(
+            {d or "an unknown distribution" for d in distributions if not is_builtin(d)}
+        )
+        if not refused:
+            return None
+        return (
+            f"{self.warning}, so the bots of {', '.join(refused)} cannot play here (only the "
+            "arena's own bots run without a sandbox); install bubblewrap, or pass --sandbox none "
+            "to run them unsandboxed (docs/sandbox.md)"
+        )
 
     def enforcement(self) -> dict[str, Any]:
         """What is in force for a host, for ``arena bots``, provenance and reports."""
@@ -161,6 +179,8 @@ class Sandbox:
                 + "no network, allow-listed read-only files, private /tmp and /proc"
             )
             if self.isolated
+            else f"none ({self.warning}: only the arena's own bots run), each as this user"
+            if self.fallback
             else "none: the bot runs as this user and can read and write what it can",
             "memory_mb": limits.memory_mb,
             "processes": limits.processes if self.isolated else None,
@@ -389,8 +409,9 @@ def choose_sandbox(
     mode: str = "auto", limits: Limits | None = None, hide: Iterable[Any] = ()
 ) -> Sandbox:
     """The sandbox for ``mode``: ``auto`` (bubblewrap when it works; else only the arena's own
-    bots may run, unsandboxed, with a warning), ``bwrap`` (required; :class:`SandboxError` if it
-    does not work) or ``none`` (every bot unsandboxed: the user asked for it).
+    bots may run, unsandboxed: a fallback, whose ``warning`` says why), ``bwrap`` (required;
+    :class:`SandboxError` if it does not work) or ``none`` (every bot unsandboxed: the user asked
+    for it).
 
     ``hide`` are files or directories bots must not see (the database, a deck file): the
     sandbox shows nothing it does not list, so this only checks that none of them lies inside a
@@ -406,14 +427,7 @@ def choose_sandbox(
     if error is not None:
         if mode == "bwrap":
             raise SandboxError(error)
-        return Sandbox(
-            "none",
-            limits,
-            warning=f"{error}; only the arena's own bots can play (unsandboxed): see "
-            "docs/sandbox.md",
-            kernels=kernels,
-            fallback=True,
-        )
+        return Sandbox("none", limits, warning=error, kernels=kernels, fallback=True)
     exposed = _exposed()
     for secret in hide:
         path = os.path.realpath(os.fspath(secret))

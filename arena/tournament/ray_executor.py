@@ -16,8 +16,9 @@ the only one to write to the database; progress, Ctrl-C and resume are unchanged
   that each block runs on the thread that made it and fails the block if not.
 - The sandbox is chosen on each node (:func:`~arena.hosting.sandbox.choose_sandbox` with the mode
   and limits asked for and the paths bots must not see), not sent from the coordinator, whose
-  package paths need not exist there; a node without bubblewrap says so once (and plays only
-  the arena's own bots).
+  package paths need not exist there. A node without bubblewrap plays the arena's own bots
+  unsandboxed, as a machine without it does, and fails a block with a third-party entrant,
+  naming itself (a third-party bot never runs unsandboxed unless ``--sandbox none``).
 - Before its first block an actor checks that its node has the arena and every entrant's
   distribution in the coordinator's versions (:func:`plan_versions`), and fails the block with a
   one-line message naming the difference if not.
@@ -41,13 +42,13 @@ import tempfile
 import threading
 import time
 from collections import deque
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from arena.errors import ArenaError
-from arena.hosting.sandbox import Limits, choose_sandbox
+from arena.hosting.sandbox import Limits, SandboxError, choose_sandbox
 from arena.tournament.pool import WorkerError, default_workers
 from arena.tournament.worker import BlockPlayer, BlockResult, BlockTask, WorkerSetup
 
@@ -195,23 +196,24 @@ class BlockActor:
                 "every node (docs/cluster.md)"
             )
 
-    def play(self, task: BlockTask) -> tuple[BlockResult, str | None]:
-        """Play ``task``; returns its result and, with the first block only, a warning about
-        this node's sandbox (``None`` if there is none)."""
+    def play(self, task: BlockTask) -> BlockResult:
+        """Play ``task``. Before the first block, check this node's versions and choose its
+        sandbox: a :class:`~arena.hosting.sandbox.SandboxError` naming the node where a
+        third-party entrant could not be sandboxed here."""
         if threading.get_ident() != self.thread:
             raise RuntimeError(
                 "a block actor ran on another thread than the one that made it; bot hosts "
                 "must be used from the thread that started them (use a synchronous actor "
                 "with max_concurrency=1)"
             )
-        note = None
         if self.player is None:
             self._check_versions()
             sandbox = choose_sandbox(self.node.sandbox_mode, self.node.limits, self.node.hide)
-            if sandbox.warning:
-                note = f"node {self.host}: {sandbox.warning}"
-            self.player = BlockPlayer(replace(self.setup, sandbox=sandbox))
-        return self.player.play(task), note
+            try:
+                self.player = BlockPlayer(replace(self.setup, sandbox=sandbox))
+            except SandboxError as exc:
+                raise SandboxError(f"node {self.host}: {exc}") from None
+        return self.player.play(task)
 
     def where(self) -> tuple[str, int, int | None, int]:
         """The node's host name, this process's id, the core it is pinned to and the thread
@@ -250,10 +252,6 @@ def _check_reachable(address: str) -> None:
         ) from None
 
 
-def _warn(text: str) -> None:
-    print(f"arena: warning: {text}", file=sys.stderr, flush=True)
-
-
 class RayExecutor:
     """Plays blocks on Ray actors (see the module docstring).
 
@@ -266,8 +264,8 @@ class RayExecutor:
     chosen on each node with ``setup.sandbox``'s limits, refusing to play where one of ``hide``
     (the database, a deck file) lies inside what the node's sandbox shows; ``versions`` (see
     :func:`plan_versions`) are checked on each node; ``pin`` pins each actor to a core of its
-    own; ``warn`` is told each node's sandbox warning once. Ray is shut down by :meth:`close`
-    and :meth:`terminate` only if this executor started it.
+    own. Ray is shut down by :meth:`close` and :meth:`terminate` only if this executor started
+    it.
     """
 
     def __init__(
@@ -280,15 +278,12 @@ class RayExecutor:
         hide: Sequence[str] | None = None,
         versions: Mapping[str, str] | None = None,
         pin: bool = True,
-        warn: Callable[[str], None] = _warn,
     ) -> None:
         if workers is not None and workers < 1:
             raise ValueError("a Ray executor needs at least one actor")
         ray = require_ray()
         self._ray = ray
         self._lost_errors = _lost_errors(ray)
-        self._warn = warn
-        self._noted: set[str] = set()
         self._count = 0
         self._slots: list[_Slot] = []
         self._flight: dict[Any, _Slot] = {}
@@ -418,7 +413,7 @@ class RayExecutor:
             task = slot.task
             assert task is not None
             try:
-                result, note = ray.get(ref)
+                result = ray.get(ref)
             except self._lost_errors as exc:
                 self._lose(slot, task, exc)
                 continue
@@ -431,9 +426,6 @@ class RayExecutor:
                     f"actor {slot.number} failed in block {task.block}: {text.splitlines()[0]}"
                 ) from None
             slot.task = None
-            if note and note not in self._noted:
-                self._noted.add(note)
-                self._warn(note)
             finished.append(result)
         return finished
 
