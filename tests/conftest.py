@@ -1,5 +1,11 @@
 """Shared fixtures: the test bot packages of tests/fixtures, installed as real packages with entry
-points."""
+points, and ``bubblewrap``, for the tests that need the sandbox.
+
+A test that needs a tool the machine may lack skips with the reason where it is missing, unless
+CI requires the tool (``.ci/run`` sets ``ARENA_REQUIRE_SANDBOX=1``, ``ARENA_REQUIRE_BROWSER=1``
+and ``ARENA_REQUIRE_POSTGRES=1``): then it fails with the reason. Everything else passes
+whatever is installed.
+"""
 
 from __future__ import annotations
 
@@ -15,6 +21,21 @@ import pytest
 from postgres import postgres_server as postgres_server  # the fixture, for every test
 
 FIXTURES = Path(__file__).parent / "fixtures"
+
+
+@pytest.fixture(scope="session")
+def bubblewrap() -> None:
+    """For a test that needs a working bubblewrap: one that plays a bot that is not the arena's
+    own under the default sandbox (``--sandbox auto`` lets only the arena's own bots play without
+    bubblewrap), or the sandbox itself. Skipped with the reason where bubblewrap does not work
+    here; failed where ``ARENA_REQUIRE_SANDBOX`` is set."""
+    from arena.hosting.sandbox import _bwrap_error
+
+    missing = _bwrap_error()
+    if missing is not None:
+        if os.environ.get("ARENA_REQUIRE_SANDBOX"):
+            pytest.fail(f"ARENA_REQUIRE_SANDBOX is set but {missing}", pytrace=False)
+        pytest.skip(f"no working bubblewrap here: {missing} (Debian: apt install bubblewrap)")
 
 
 @pytest.fixture(scope="session")

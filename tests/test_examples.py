@@ -86,7 +86,7 @@ def test_the_installed_bot_is_listed_with_its_distribution(site: Path) -> None:
     assert "uniform" in bots
 
 
-def test_it_plays_a_round_in_the_default_sandbox(site: Path) -> None:
+def test_it_plays_a_round_in_the_default_sandbox(site: Path, bubblewrap: None) -> None:
     record = arena_json(site, "play", "cautious", "uniform", "--seed", "7", cwd=site.parent)
     assert record["seats"] == ["cautious", "uniform"]
     assert record["faults"] == []

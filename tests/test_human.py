@@ -285,7 +285,9 @@ def test_ctrl_c_leaves_in_one_line_with_no_process_left(tmp_path: Path) -> None:
     assert left_running(str(marker)) == []
 
 
-def test_ctrl_c_while_a_bot_thinks_leaves_the_same_way(faulty_site: Path, tmp_path: Path) -> None:
+def test_ctrl_c_while_a_bot_thinks_leaves_the_same_way(
+    faulty_site: Path, tmp_path: Path, bubblewrap: None
+) -> None:
     marker = tmp_path / "human-ctrl-c-thinking"
     marker.mkdir()
     env = {**os.environ, "PYTHONPATH": f"{faulty_site}:{marker}"}

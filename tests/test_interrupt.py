@@ -23,8 +23,9 @@ PROMPT = 5.0
 
 
 @pytest.fixture(scope="module")
-def field(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """A package registering 120 copies of the scaffolded bot."""
+def field(tmp_path_factory: pytest.TempPathFactory, bubblewrap: None) -> Path:
+    """A package registering 120 copies of the scaffolded bot (which play in the default
+    sandbox, so only where bubblewrap works)."""
     return install_field(120, tmp_path_factory.mktemp("field") / "site")
 
 

@@ -71,9 +71,8 @@ def test_a_pure_python_host_imports_neither_numba_nor_numpy() -> None:
     assert out.stdout.strip() == "False False"
 
 
-@pytest.mark.skipif(S._bwrap_error() is not None, reason="no working bubblewrap here")
 def test_sandboxed_hosts_load_what_the_trusted_step_compiled(
-    monkeypatch: pytest.MonkeyPatch,
+    monkeypatch: pytest.MonkeyPatch, bubblewrap: None
 ) -> None:
     box = S.choose_sandbox("bwrap")
     entry = load_catalog(box).bots["greedy"]

@@ -121,7 +121,9 @@ def test_the_installed_package_is_listed_at_once(scaffolded: tuple[Path, Path]) 
     assert data["errors"] == []
 
 
-def test_the_installed_bot_plays_in_the_default_sandbox(scaffolded: tuple[Path, Path]) -> None:
+def test_the_installed_bot_plays_in_the_default_sandbox(
+    scaffolded: tuple[Path, Path], bubblewrap: None
+) -> None:
     _, site = scaffolded
     record = arena_json(
         site, "play", "scaffolded[guard_known=false]", "uniform", "--seed", "3", cwd=site.parent

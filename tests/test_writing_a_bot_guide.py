@@ -27,8 +27,6 @@ from pathlib import Path
 
 import pytest
 
-from arena.hosting.sandbox import _bwrap_error
-
 ROOT = Path(__file__).resolve().parent.parent
 GUIDE = ROOT / "docs" / "writing-a-bot.md"
 COMMANDS = "<!-- guide-test -->"
@@ -168,12 +166,8 @@ def test_a_failing_command_stops_the_walk_through(
 
 
 @pytest.mark.slow
-def test_the_guide_works_as_written(tmp_path: Path) -> None:
-    bwrap = _bwrap_error()
-    if bwrap is not None:
-        if os.environ.get("ARENA_REQUIRE_SANDBOX"):
-            pytest.fail(f"ARENA_REQUIRE_SANDBOX is set but {bwrap}")
-        pytest.skip(f"the guide's bot plays in the sandbox: {bwrap}")
+def test_the_guide_works_as_written(tmp_path: Path, bubblewrap: None) -> None:
+    """The guide's bot plays in the default sandbox (``bubblewrap``)."""
     if shutil.which("bash") is None:
         pytest.skip("no bash here")
     blocks = marked_blocks(GUIDE.read_text(encoding="utf-8"))
