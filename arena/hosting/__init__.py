@@ -3,7 +3,8 @@ and the referee's handle on each.
 
 Modules: :mod:`~arena.hosting.names` (who owns a bot name), :mod:`~arena.hosting.plugins` (pluggy
 and the bot registry, inside a host), :mod:`~arena.hosting.catalog` (the bots installed here, as
-the referee's process knows them, without importing any), :mod:`~arena.hosting.protocol` (the
+the referee's process knows them, without importing any), :mod:`~arena.hosting.listing_cache`
+(each plugin's answer, remembered by its package's content), :mod:`~arena.hosting.protocol` (the
 JSON lines between referee and host), :mod:`~arena.hosting.host` (the host, ``python -m
 arena.hosting.host``), :mod:`~arena.hosting.hosted` (the referee's side of a host),
 :mod:`~arena.hosting.sandbox`, :mod:`~arena.hosting.seccomp` and :mod:`~arena.hosting.cgroups`

@@ -109,7 +109,9 @@ def refused_bot(name: str, contested: dict[str, str]) -> UnknownBotError | None:
     return UnknownBotError(why) if why else None
 
 
-def _claimed_variants(bot: str, variants: Iterable[str] | None) -> tuple[str, ...]:
+def claimed_variants(bot: str, variants: Iterable[str] | None) -> tuple[str, ...]:
+    """The variants bot ``bot`` says it plays (``None``: every variant); ValueError (one line)
+    for an empty claim or a name that is not a variant."""
     from arena.game.variants import VARIANTS
 
     if variants is None:
@@ -121,7 +123,9 @@ def _claimed_variants(bot: str, variants: Iterable[str] | None) -> tuple[str, ..
     return claimed
 
 
-def _claimed_players(bot: str, players: Iterable[int] | None) -> tuple[int, ...]:
+def claimed_players(bot: str, players: Iterable[int] | None) -> tuple[int, ...]:
+    """The table sizes bot ``bot`` says it plays at (``None``: 2 to 4), sorted; ValueError (one
+    line) for an empty claim or a size the game does not have."""
     if players is None:
         return (2, 3, 4)
     claimed = tuple(sorted(set(players)))
@@ -155,6 +159,9 @@ class PluginInfo:
     value: str
     distribution: str
     version: str
+    #: The installed distribution (``None``: unknown): its files are what the catalog keeps
+    #: the plugin's listing by (:mod:`arena.hosting.listing_cache`).
+    dist: md.Distribution | None = field(default=None, compare=False, repr=False)
 
     @property
     def ref(self) -> str:
@@ -178,7 +185,7 @@ def plugin_entry_points() -> list[PluginInfo]:
     out = []
     for ep in _entry_points():
         dist, version = _distribution_of(ep)
-        out.append(PluginInfo(ep.name, ep.value, dist, version))
+        out.append(PluginInfo(ep.name, ep.value, dist, version, getattr(ep, "dist", None)))
     return out
 
 
@@ -265,8 +272,8 @@ def load_registry(
                 _plugin,
                 _dist,
                 _version,
-                _claimed_variants(name, variants),
-                _claimed_players(name, players),
+                claimed_variants(name, variants),
+                claimed_players(name, players),
                 declare_params(name, defaults, ranges, types),
             )
             bots.append(Claim(name, _plugin, _dist, info))

@@ -68,14 +68,16 @@ def _type_name(value: Any) -> str:
     return "null" if value is None else type(value).__name__
 
 
-def decode(line: bytes) -> dict[str, Any]:
+def decode(line: bytes, limit: int = MAX_LINE_BYTES) -> dict[str, Any]:
     """The message on ``line``; raises :class:`ProtocolError` if it is not one.
 
-    A message is a JSON object with a string ``type``, no longer than :data:`MAX_LINE_BYTES`;
-    a message of a type in :data:`FIELDS` must carry those fields with those types.
+    A message is a JSON object with a string ``type``, no longer than ``limit`` bytes
+    (:data:`MAX_LINE_BYTES`; a plugin's listing has a limit of its own,
+    :class:`arena.hosting.catalog.ListingLimits`); a message of a type in :data:`FIELDS` must
+    carry those fields with those types.
     """
-    if len(line) > MAX_LINE_BYTES:
-        raise ProtocolError(f"a line of {len(line)} bytes (at most {MAX_LINE_BYTES})")
+    if len(line) > limit:
+        raise ProtocolError(f"a line of {len(line)} bytes (at most {limit})")
     try:
         message = orjson.loads(line)
     except ValueError as exc:
