@@ -8,6 +8,7 @@ from pathlib import Path
 import click
 
 from arena.cli.options import command_sandbox, json_option, variant_option
+from arena.errors import printable
 
 
 @click.group()
@@ -62,7 +63,9 @@ def decks_show(spec: str, variant: str, as_json: bool) -> None:
     if as_json:
         click.echo(json.dumps({**deck_set.to_json(), "balance": figures}, indent=2))
         return
-    click.echo(f"{deck_set.name} ({deck_set.variant}, public): {deck_set.description}")
+    # a plugin's deck set describes itself: shown, never acted on
+    heading = f"{deck_set.name} ({deck_set.variant}, public): {deck_set.description}"
+    click.echo(printable(heading))
     for k, (deck, (f0, f1)) in enumerate(zip(deck_set.decks, figures["openings"], strict=True)):
         cards = " ".join(str(v) for v in deck)
         click.echo(f"{k:4d}  {cards}   seat0 {f0:.3f}  seat1 {f1:.3f}")

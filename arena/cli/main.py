@@ -8,11 +8,12 @@ from typing import Any
 
 import click
 
-from arena.errors import ArenaError
+from arena.errors import ArenaError, printable
 
 
 class ArenaGroup(click.Group):
-    """A click group whose errors are one line on stderr with exit code 2, never a traceback."""
+    """A click group whose errors are one line on stderr with exit code 2, never a traceback;
+    the line is :func:`~arena.errors.printable` (an error may quote what a plugin or bot said)."""
 
     def main(
         self,
@@ -29,10 +30,10 @@ class ArenaGroup(click.Group):
             sys.exit(130)
         except click.ClickException as exc:
             message = " ".join(exc.format_message().split())  # one line, even for a Choice
-            click.echo(f"arena: error: {message}", err=True)
+            click.echo(f"arena: error: {printable(message)}", err=True)
             sys.exit(2)
-        except ArenaError as exc:
-            click.echo(f"arena: error: {exc}", err=True)
+        except ArenaError as exc:  # its message may quote a bot or a plugin: made printable
+            click.echo(f"arena: error: {printable(str(exc))}", err=True)
             sys.exit(2)
         if standalone_mode:
             sys.exit(result if isinstance(result, int) else 0)

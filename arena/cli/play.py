@@ -61,7 +61,8 @@ from arena.cli.options import (
     "--bot-logs",
     type=click.Path(file_okay=False, path_type=Path),
     default=None,
-    help="Write what each bot printed (its last 64 KiB) to DIR/seatN-NAME.log.",
+    help="Write what each bot printed (its last 64 KiB) to DIR/seatN-NAME.log, with control "
+    "characters made visible (line breaks and tabs kept).",
 )
 @move_time_option
 @isolation_options
@@ -93,6 +94,7 @@ def play(
     --human you take a seat and play against BOTS: you see what a bot in your seat would see
     (docs/playing.md).
     """
+    from arena.errors import printable
     from arena.game import Variant, parse_deck
     from arena.hosting.catalog import load_catalog
     from arena.hosting.hosted import HostHandle
@@ -150,7 +152,8 @@ def play(
             bot_logs.mkdir(parents=True, exist_ok=True)
             for seat, handle in enumerate(handles):
                 path = bot_logs / f"seat{seat}-{handle.name}.log"
-                path.write_text(handle.log.text())
+                # lines and tabs kept; any other control character shown, for whoever cats it
+                path.write_text(printable(handle.log.text(), keep="\n\t"))
 
 
 def _play(
