@@ -49,6 +49,10 @@ DEFAULT_MAX_FAULTS = 10
 BLOCK_SECONDS = 2.0
 #: The size of the first blocks, before the speed of the games is known, and the largest.
 FIRST_BLOCK, MAX_BLOCK = 4, 256
+#: The largest field, and schedule, a tournament without ``--bots`` enters on its own (every
+#: installed bot): past either, the entrants must be named.
+DEFAULT_FIELD_BOTS = 100
+DEFAULT_FIELD_GAMES = 5_000_000
 
 
 class TournamentError(ArenaError):
@@ -162,7 +166,9 @@ def plan_tournament(spec: TournamentSpec, catalog: Catalog, store: Store | None 
     secret deck set takes that tournament's secret seed (the same decks as before an
     interruption), or a new one from :func:`~arena.decks.sets.draw_secret_seed`. Raises an
     :class:`~arena.errors.ArenaError` (one line) for an unknown bot or deck set, a bot that
-    does not play the variant or table size, or too few entrants."""
+    does not play the variant or table size, too few entrants, or, without ``spec.bots``, a
+    field of every installed bot larger than :data:`DEFAULT_FIELD_BOTS` or a schedule of it
+    longer than :data:`DEFAULT_FIELD_GAMES` games (refused before the schedule is made)."""
     rules = Variant.get(spec.variant)
     rules.check_players(spec.players)
     if spec.repeat < 1:
@@ -173,7 +179,7 @@ def plan_tournament(spec: TournamentSpec, catalog: Catalog, store: Store | None 
     if spec.bots:
         entrants = [_entrant(catalog, text, rules.name, spec.players) for text in spec.bots]
     else:
-        entrants = []
+        everyone = []
         for name in sorted(catalog.bots):
             entry = catalog.bots[name]
             if rules.name not in entry.variants:
@@ -181,7 +187,14 @@ def plan_tournament(spec: TournamentSpec, catalog: Catalog, store: Store | None 
             elif spec.players not in entry.players:
                 left_out.append((name, f"does not play at tables of {spec.players}"))
             else:
-                entrants.append(_entrant(catalog, name, rules.name, spec.players))
+                everyone.append(name)
+        if len(everyone) > DEFAULT_FIELD_BOTS:
+            raise TournamentError(
+                f"{len(everyone)} installed bots play this tournament, more than the "
+                f"{DEFAULT_FIELD_BOTS} a tournament enters without --bots; name the entrants "
+                "with --bots"
+            )
+        entrants = [_entrant(catalog, name, rules.name, spec.players) for name in everyone]
     gauntlet = None
     if spec.gauntlet is not None:
         challenger = _entrant(catalog, spec.gauntlet, rules.name, spec.players)
@@ -209,6 +222,16 @@ def plan_tournament(spec: TournamentSpec, catalog: Catalog, store: Store | None 
         if secret is None:
             secret = draw_secret_seed()
     deck_set = load_deck_set(spec.decks, rules.name, catalog, secret)
+    if not spec.bots:
+        games = schedule_size(
+            len(entrants), len(deck_set.decks), spec.players, spec.repeat, gauntlet is not None
+        )
+        if games > DEFAULT_FIELD_GAMES:
+            raise TournamentError(
+                f"every installed bot makes a schedule of {games:,} games, more than the "
+                f"{DEFAULT_FIELD_GAMES:,} a tournament plays without --bots; name the entrants "
+                "with --bots"
+            )
     plan = _plan(spec, entrants, deck_set.decks, tuple(left_out), secret)
     if store is None:
         return plan
