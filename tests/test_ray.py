@@ -164,6 +164,30 @@ def test_a_block_lost_with_its_actor_is_played_again(faulty_bots: Path, tmp_path
         ray.shutdown()
 
 
+def test_a_node_without_bubblewrap_refuses_a_third_party_entrant_naming_itself(
+    faulty_bots: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import socket
+
+    from arena.hosting import sandbox as S
+    from arena.tournament.ray_executor import BlockActor, NodeSetup
+
+    plan, _ = planned(tmp_path)
+    S._bwrap_error.cache_clear()
+    monkeypatch.setattr(S.shutil, "which", lambda name: None)  # no bubblewrap on this node
+    actor = BlockActor(worker_setup(plan, None), NodeSetup("auto", pin=False))
+    try:
+        with pytest.raises(
+            S.SandboxError,
+            match=rf"^node {socket.gethostname()}: bot 'honest' .* without a sandbox: "
+            r"bubblewrap \(bwrap\) is not installed; install bubblewrap, or pass --sandbox none",
+        ):
+            actor.play(BlockTask(0, plan.schedule[:1]))
+    finally:
+        actor.close()
+        S._bwrap_error.cache_clear()
+
+
 def test_an_actor_refuses_a_node_with_other_versions(faulty_bots: Path, tmp_path: Path) -> None:
     from arena.errors import ArenaError
     from arena.tournament.ray_executor import BlockActor, NodeSetup
