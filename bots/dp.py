@@ -30,12 +30,29 @@ from arena.engine.layout import (
     V_SEAT,
     V_UNSEEN,
 )
+from bots.policy import PolicyInfo
 from bots.strategic import strategic_policy
 from bots.views import find_action
 from solver.index import state_index
 
+BOT = PolicyInfo(
+    name="dp",
+    description="Huibers 2016 3.2: the Dynamic Programming table's choice (2-player huibers)",
+    variants=("huibers",),
+    players=(2,),
+    order=60,
+)
+
 #: The table entry's "computed" bit (solver.DPTable.policy).
 COMPUTED = 1 << 10
+
+
+def policy_table() -> np.ndarray:
+    """The policy's ``table``: the ``huibers`` Dynamic Programming table's policy array
+    (:class:`solver.DPTable`), built and cached by the solver on first use."""
+    from solver import load_table
+
+    return load_table("huibers").policy
 
 
 @njit(cache=True)
@@ -100,4 +117,4 @@ def dp_policy(
             action = find_action(legal, nlegal, card, -2, 0)
         if action >= 0:
             return action
-    return strategic_policy(view, legal, nlegal, rng, params)
+    return strategic_policy(view, legal, nlegal, rng, params, table)

@@ -28,6 +28,7 @@ exact. With 3-4 players each target is scored with its own chances (docs/bots.md
 from __future__ import annotations
 
 import numpy as np
+from numba import types
 
 from arena.engine.jit import njit
 from arena.engine.layout import (
@@ -44,7 +45,14 @@ from arena.engine.layout import (
     V_SEAT,
     V_UNSEEN,
 )
+from bots.policy import PolicyInfo
 from bots.views import action_card, action_guess, action_target, other_card
+
+BOT = PolicyInfo(
+    name="greedy",
+    description="Malarczyk 3.2: every play scored against the unseen cards",
+    order=40,
+)
 
 #: A chance of 1: lcm(1..16), so ``k / n`` of ``n <= 16`` unseen cards is an exact multiple.
 ONE = 720720
@@ -133,7 +141,12 @@ def _turn_rank(view: np.ndarray, target: int) -> int:
 
 @njit(cache=True)
 def greedy_policy(
-    view: np.ndarray, legal: np.ndarray, nlegal: int, rng: np.ndarray, params: np.ndarray
+    view: np.ndarray,
+    legal: np.ndarray,
+    nlegal: int,
+    rng: np.ndarray,
+    params: np.ndarray,
+    table: np.ndarray,
 ) -> int:
     """The greedy player's choice among ``legal[:nlegal]``: the play with the highest thesis
     score; ties to the lower card, then the target nearest in turn order, then the higher guess.
@@ -165,4 +178,5 @@ def greedy_policy(
             best_card = card
             best_rank = rank
             best_guess = guess
-    return best
+    # every policy answers an int64 (bots.policy), where numba would answer legal's int32
+    return types.int64(best)

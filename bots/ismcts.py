@@ -24,6 +24,7 @@ iterations). docs/mcts.md gives the interpretation choices and what they rest on
 from __future__ import annotations
 
 import numpy as np
+from numba import types
 
 from arena.engine.jit import njit
 from arena.engine.layout import STATE_SIZE, V_NPLAYERS, V_SEAT, VIEW_SIZE
@@ -39,6 +40,19 @@ from bots.mcts_tree import (
     new_tree,
 )
 from bots.playout import random_playout_with, share
+from bots.policy import MAX_COUNT, PolicyInfo
+
+BOT = PolicyInfo(
+    name="ismcts",
+    description=(
+        "Cowling et al. 2012 / Omarov et al. 2018: SO-ISMCTS, one tree over information sets"
+    ),
+    params={"iterations": 1000, "c": 0.7, "seconds": 0.0},
+    variants=("classic", "huibers"),
+    players=(2, 3, 4),
+    ranges={"iterations": (1, MAX_COUNT), "c": (0.0, None), "seconds": (0.0, None)},
+    order=100,
+)
 
 #: Iterations between two readings of the clock when a time budget is set.
 CLOCK_BATCH = 32
@@ -88,7 +102,12 @@ def ismcts_search(
 
 @njit(cache=True)
 def ismcts_policy(
-    view: np.ndarray, legal: np.ndarray, nlegal: int, rng: np.ndarray, params: np.ndarray
+    view: np.ndarray,
+    legal: np.ndarray,
+    nlegal: int,
+    rng: np.ndarray,
+    params: np.ndarray,
+    table: np.ndarray,
 ) -> int:
     """SO-ISMCTS's choice among ``legal[:nlegal]``: the most visited child of the root after
     ``params = (iterations, c, seconds)`` (docs/mcts.md)."""
@@ -106,4 +125,5 @@ def ismcts_policy(
         for i in range(nlegal):
             if legal[i] == action:
                 return action
-    return legal[0]
+    # every policy answers an int64 (bots.policy), where numba would answer legal's int32
+    return types.int64(legal[0])

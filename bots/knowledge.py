@@ -24,7 +24,16 @@ import numpy as np
 
 from arena.engine.jit import njit
 from arena.engine.layout import CARD_COUNTS, GUARD, PRIEST, PRINCESS, V_HAND, V_NPILE, V_PILE
+from bots.policy import PolicyInfo
 from bots.views import play_card, sure_knockout
+
+BOT = PolicyInfo(
+    name="knowledge",
+    description=(
+        "Omarov et al. 2018: knowledge-based agent, an immediate win, else the smallest card"
+    ),
+    order=30,
+)
 
 
 @njit(cache=True)
@@ -46,7 +55,12 @@ def least_played_guess(view: np.ndarray) -> int:
 
 @njit(cache=True)
 def knowledge_policy(
-    view: np.ndarray, legal: np.ndarray, nlegal: int, rng: np.ndarray, params: np.ndarray
+    view: np.ndarray,
+    legal: np.ndarray,
+    nlegal: int,
+    rng: np.ndarray,
+    params: np.ndarray,
+    table: np.ndarray,
 ) -> int:
     """The knowledge-based agent's choice among ``legal[:nlegal]``."""
     if nlegal == 1:

@@ -54,6 +54,7 @@ enough for every player count (docs/search.md), so the default is 0.
 from __future__ import annotations
 
 import numpy as np
+from numba import types
 
 from arena.engine.jit import njit
 from arena.engine.layout import (
@@ -72,6 +73,19 @@ from arena.engine.layout import (
 from arena.engine.rules import apply_action, legal_actions
 from bots.determinize import determinize
 from bots.playout import share
+from bots.policy import MAX_COUNT, PolicyInfo
+
+BOT = PolicyInfo(
+    name="minimax",
+    description=(
+        "Omarov et al. 2018: determinized minimax, each sampled deal searched to the end, a vote"
+    ),
+    params={"determinizations": 100, "depth": 0},
+    variants=("classic", "huibers"),
+    players=(2, 3, 4),
+    ranges={"determinizations": (1, MAX_COUNT), "depth": (0, MAX_COUNT)},
+    order=80,
+)
 
 #: The value a sole win or loss loses or gains per ply from the root (a tie-break only).
 STEP = 1.0 / 512.0
@@ -388,7 +402,8 @@ def _elect(legal: np.ndarray, nlegal: int, votes: np.ndarray, sums: np.ndarray) 
     for j in range(1, nlegal):
         if votes[j] > votes[k] + _TIE or (abs(votes[j] - votes[k]) <= _TIE and sums[j] > sums[k]):
             k = j
-    return legal[k]
+    # every policy answers an int64 (bots.policy), where numba would answer legal's int32
+    return types.int64(legal[k])
 
 
 @njit(cache=True)
@@ -429,7 +444,12 @@ def best_move_state(state: np.ndarray, legal: np.ndarray, nlegal: int, depth: in
 
 @njit(cache=True)
 def minimax_policy(
-    view: np.ndarray, legal: np.ndarray, nlegal: int, rng: np.ndarray, params: np.ndarray
+    view: np.ndarray,
+    legal: np.ndarray,
+    nlegal: int,
+    rng: np.ndarray,
+    params: np.ndarray,
+    table: np.ndarray,
 ) -> int:
     """Determinized minimax (see the module's doc). ``params``: ``determinizations`` (the number
     of deals sampled from the view, each searched and voting once; at least 1), ``depth`` (plies

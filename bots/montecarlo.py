@@ -18,6 +18,7 @@ makes them cheaper and the comparison between options less noisy. See docs/searc
 from __future__ import annotations
 
 import numpy as np
+from numba import types
 
 from arena.engine.jit import njit
 from arena.engine.layout import (
@@ -32,8 +33,19 @@ from arena.engine.layout import (
 from arena.engine.rules import apply_action
 from bots.determinize import determinize, hidden_slots, redeal
 from bots.playout import WIN_UNITS, random_playout_with, win_units
+from bots.policy import MAX_COUNT, PolicyInfo
 
-__all__ = ["montecarlo_policy", "option_scores"]
+__all__ = ["BOT", "montecarlo_policy", "option_scores"]
+
+BOT = PolicyInfo(
+    name="montecarlo",
+    description="Huibers 2016 3.1.2: each option tried in random playouts, the most wins played",
+    params={"playouts": 1000},
+    variants=("classic", "huibers"),
+    players=(2, 3, 4),
+    ranges={"playouts": (1, MAX_COUNT)},
+    order=70,
+)
 
 
 @njit(cache=True)
@@ -147,7 +159,12 @@ def option_scores(
 
 @njit(cache=True)
 def montecarlo_policy(
-    view: np.ndarray, legal: np.ndarray, nlegal: int, rng: np.ndarray, params: np.ndarray
+    view: np.ndarray,
+    legal: np.ndarray,
+    nlegal: int,
+    rng: np.ndarray,
+    params: np.ndarray,
+    table: np.ndarray,
 ) -> int:
     """The Monte Carlo player's choice among ``legal[:nlegal]``; ``params[0]`` is the number of
     playouts per option (at least 1). A single option (a forced Countess, two equal cards with one
@@ -162,4 +179,5 @@ def montecarlo_policy(
         return only
     playouts = max(1, int(params[0]))
     scores = np.empty(nlegal, dtype=np.int64)
-    return legal[option_scores(view, legal, nlegal, rng, playouts, True, scores)]
+    # every policy answers an int64 (bots.policy), where numba would answer legal's int32
+    return types.int64(legal[option_scores(view, legal, nlegal, rng, playouts, True, scores)])

@@ -18,6 +18,7 @@ otherwise determinizations go on until that much time has passed, each still sea
 from __future__ import annotations
 
 import numpy as np
+from numba import types
 
 from arena.engine.jit import njit
 from arena.engine.layout import S_NPLAYERS, STATE_SIZE, V_SEAT, VIEW_SIZE
@@ -36,6 +37,22 @@ from bots.mcts_tree import (
     reset_tree,
 )
 from bots.playout import random_playout_with, share
+from bots.policy import MAX_COUNT, PolicyInfo
+
+BOT = PolicyInfo(
+    name="pimc",
+    description="Omarov et al. 2018: PIMC, a UCT tree per sampled deal, the trees' majority vote",
+    params={"determinizations": 50, "iterations": 160, "c": 0.7, "seconds": 0.0},
+    variants=("classic", "huibers"),
+    players=(2, 3, 4),
+    ranges={
+        "determinizations": (1, MAX_COUNT),
+        "iterations": (1, MAX_COUNT),
+        "c": (0.0, None),
+        "seconds": (0.0, None),
+    },
+    order=90,
+)
 
 
 @njit(cache=True)
@@ -126,7 +143,12 @@ def pimc_search(
 
 @njit(cache=True)
 def pimc_policy(
-    view: np.ndarray, legal: np.ndarray, nlegal: int, rng: np.ndarray, params: np.ndarray
+    view: np.ndarray,
+    legal: np.ndarray,
+    nlegal: int,
+    rng: np.ndarray,
+    params: np.ndarray,
+    table: np.ndarray,
 ) -> int:
     """PIMC's choice among ``legal[:nlegal]``: the majority vote of ``params[0]`` UCT trees of
     ``params[1]`` iterations with ``c = params[2]`` (``params[3]``: seconds, 0 off)."""
@@ -143,4 +165,5 @@ def pimc_policy(
     for i in range(1, nlegal):
         if votes[i] > votes[best] or (votes[i] == votes[best] and visits[i] > visits[best]):
             best = i
-    return legal[best]
+    # every policy answers an int64 (bots.policy), where numba would answer legal's int32
+    return types.int64(legal[best])

@@ -49,8 +49,9 @@ __all__ = [
     "win_units",
 ]
 
-#: The random policy's parameters (it has none).
+#: The random policy's parameters (it has none) and table (it reads none).
 _NO_PARAMS = np.zeros(0, dtype=np.float64)
+_NO_TABLE = np.zeros(0, dtype=np.int16)
 
 #: A sole win in :func:`win_units` (the least common multiple of 1..4 shares).
 WIN_UNITS = 12
@@ -106,7 +107,7 @@ def random_move(state: np.ndarray, rng: np.ndarray, view: np.ndarray, acts: np.n
     seat = state[S_TURN]
     k = legal_actions(state, acts)
     policy_view(state, seat, view)
-    return random_policy(view, acts, k, rng, _NO_PARAMS)
+    return random_policy(view, acts, k, rng, _NO_PARAMS, _NO_TABLE)
 
 
 @njit(cache=True)
@@ -125,7 +126,7 @@ def random_playout_with(
     while state[S_END] == END_NONE:
         k = legal_actions(state, acts)
         policy_view(state, state[S_TURN], view)
-        apply_action(state, random_policy(view, acts, k, rng, _NO_PARAMS), ev)
+        apply_action(state, random_policy(view, acts, k, rng, _NO_PARAMS, _NO_TABLE), ev)
     return share(state, seat)
 
 

@@ -1,4 +1,8 @@
-"""The reference bots' plugin: registers every bot of this package with the arena."""
+"""The reference bots' plugin: registers every bot a module of this package declares.
+
+The bots are found by :func:`bots.policy.reference_bots` from their modules' ``BOT``
+declarations, read without importing the modules: registering them imports none of them.
+"""
 
 from __future__ import annotations
 
@@ -6,21 +10,11 @@ from collections.abc import Callable
 from typing import Any
 
 from arena.hookspecs import hookimpl
-from bots.policy import POLICIES, policy_bot
-from bots.uniform import UniformBot
+from bots.policy import reference_bots
 
 
 @hookimpl
 def arena_register_bots(register: Callable[..., Any]) -> None:
     """Register the reference bots."""
-    register("uniform", UniformBot, "picks uniformly among the legal actions", {})
-    for info in POLICIES.values():
-        register(
-            info.name,
-            policy_bot(info.name),
-            info.description,
-            dict(info.params),
-            variants=info.variants,
-            players=info.players,
-            ranges=dict(info.ranges),
-        )
+    for bot in reference_bots().values():
+        bot.register(register)

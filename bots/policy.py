@@ -1,20 +1,38 @@
-"""Reference bots whose decisions are numba policies over the engine's per-seat view.
+"""How a reference bot declares itself, how the package's bots are found, and :class:`PolicyBot`.
 
-A *policy* is a numba function ``policy(view, legal, nlegal, rng, params) -> action``: ``view``
-is the seat's view array (:mod:`arena.engine.view`, the one definition of what a seat knows),
-``legal[:nlegal]`` its legal actions packed, ``rng`` an engine generator state
-(:mod:`arena.engine.rng`), ``params`` the bot's numeric parameters, and the answer one of the legal
-actions. :class:`PolicyBot` is the whole Python side of such a bot: its ``act`` hands the
-observation's view to the same compiled function the simulator (:mod:`bots.simulate`) calls, so
-the bot and its simulated self are one decision function.
+A reference bot is one module of this package, and nothing outside it names the bot. The module
+declares the bot in a module-level ``BOT``:
+
+* ``BOT = PolicyInfo(...)``: a bot whose decisions are a numba *policy*, the module's
+  ``@njit`` function ``<name>_policy(view, legal, nlegal, rng, params, table) -> action``. ``view``
+  is the seat's view array (:mod:`arena.engine.view`, the one definition of what a seat knows;
+  int32), ``legal[:nlegal]`` its legal actions packed (int32), ``rng`` an engine generator state
+  (:mod:`arena.engine.rng`; uint64), ``params`` the bot's numeric parameters in the order the
+  declaration lists them (float64), ``table`` a constant int16 array: what the module's
+  ``policy_table()`` returns if it defines one (``dp`` reads its Dynamic Programming table so),
+  else an empty array. The answer is one of the legal actions, an int64. Every policy takes the
+  same arguments, so the simulator (:mod:`bots.simulate`) calls any of them through a function
+  pointer, and :class:`PolicyBot`, the whole Python side of such a bot, hands the observation's
+  view to the same compiled function: the bot and its simulated self are one decision function.
+* ``BOT = PlainBot(..., cls="Name")``: a plain Python bot, the module's
+  :class:`~arena.bot.Bot` subclass ``Name``.
+
+The declaration is read from the module's source (:func:`read_declaration`), not by importing the
+module: listing the bots imports no bot, and a bot's host imports (and compiles the kernels of)
+its own bot's module and no other. So its arguments are literals, or :data:`MAX_COUNT`.
+:func:`reference_bots` finds every module of the package with a ``BOT``, so adding a bot is
+adding its module; the arena's plugin (:mod:`bots.plugin`) registers them all.
 """
 
 from __future__ import annotations
 
+import ast
 import importlib
-import importlib.util
+import pkgutil
+import re
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
+from functools import cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -25,41 +43,90 @@ from arena.bot import Bot
 from arena.botspec import ParamRule, declare_params
 from arena.game import Action, Observation
 
-#: Modules of policies not named after their bot.
-_MODULES = {"random": "random_player"}
+#: The largest count a search parameter takes (iterations, playouts, determinizations, depth):
+#: policies read their parameters as float64 and convert them to machine integers.
+MAX_COUNT = 10**9
 
-# Policy ids, as the dispatcher (bots.dispatch.decide) knows them.
-RANDOM = 0
-STRATEGIC = 1
-KNOWLEDGE = 2
-GREEDY = 3
-RISKMATRIX = 4
-DP = 5
-MONTECARLO = 6
-MINIMAX = 7
-PIMC = 8
-ISMCTS = 9
+#: The module-level name of a bot module's declaration.
+DECLARATION = "BOT"
+
+#: The function a policy module may define to give its policy's ``table`` argument.
+TABLE_LOADER = "policy_table"
+
+#: The names a declaration may use besides literals.
+_NAMES: dict[str, Any] = {"MAX_COUNT": MAX_COUNT}
+
+
+class DeclarationError(ValueError):
+    """A bot module's ``BOT`` that cannot be read from its source."""
 
 
 @dataclass(frozen=True)
-class PolicyInfo:
-    """A bot with a numba policy: its name, policy id, parameter defaults (numbers, in the order
-    the policy reads them from ``params``), one-line description, the variants and player counts
-    it plays, whether it reads the Dynamic Programming table, and its parameters' bounds
-    (inclusive, ``None`` open; see :func:`arena.botspec.declare_params`)."""
+class ReferenceBot:
+    """A reference bot's declaration: its name, one-line description, parameter defaults (in
+    the order a policy reads them from ``params``), the variants and player counts it plays
+    (``None``: all), its parameters' bounds (inclusive, ``None`` open; see
+    :func:`arena.botspec.declare_params`) and where the bot listing shows it (lower first, ties
+    by name). ``module`` and ``path`` say where :func:`reference_bots` found it."""
 
     name: str
-    policy_id: int
-    params: dict[str, float | int]
     description: str
+    params: dict[str, float | int] = field(default_factory=dict)
     variants: tuple[str, ...] | None = None
     players: tuple[int, ...] | None = None
-    needs_table: bool = False
     ranges: dict[str, tuple[float | int | None, float | int | None]] = field(default_factory=dict)
+    order: int = 1000
+    module: str = field(default="", compare=False)
+    path: Path | None = field(default=None, compare=False, repr=False)
 
     def rules(self) -> dict[str, ParamRule]:
         """Each parameter's type and bounds."""
         return declare_params(self.name, self.params, self.ranges)
+
+    def factory(self) -> Callable[..., Bot]:
+        """What builds the bot: ``factory()(**settings)``; its module is imported when a bot is
+        built, not before."""
+        raise NotImplementedError
+
+    def register(self, register: Callable[..., Any]) -> None:
+        """Register the bot through a plugin's ``register`` (:mod:`arena.hookspecs`)."""
+        register(
+            self.name,
+            self.factory(),
+            self.description,
+            dict(self.params),
+            variants=self.variants,
+            players=self.players,
+            ranges=dict(self.ranges),
+        )
+
+    def load(self) -> Any:
+        """The bot's module, imported."""
+        if not self.module:
+            raise LookupError(f"bot {self.name!r}: use the declaration reference_bots() found")
+        return importlib.import_module(self.module)
+
+
+@dataclass(frozen=True)
+class PlainBot(ReferenceBot):
+    """A reference bot written as a plain Python bot: its module's class ``cls``."""
+
+    cls: str = field(default="", kw_only=True)
+
+    def factory(self) -> Callable[..., Bot]:
+        """A function that imports the module and builds its ``cls``."""
+
+        def build(**settings: Any) -> Bot:
+            bot: Bot = getattr(self.load(), self.cls)(**settings)
+            return bot
+
+        build.__doc__ = self.description
+        return build
+
+
+@dataclass(frozen=True)
+class PolicyInfo(ReferenceBot):
+    """A reference bot with a numba policy (see the module docstring)."""
 
     def param_array(self, settings: dict[str, Any] | None = None) -> np.ndarray:
         """The ``params`` array for ``settings`` (defaults where not given)."""
@@ -69,113 +136,112 @@ class PolicyInfo:
         return np.array([float(values[k]) for k in self.params], dtype=np.float64)
 
     def kernel(self) -> Callable[..., int]:
-        """The policy's compiled function, ``bots.<module>.<name>_policy``, imported on first
-        use: a bot's host loads (and compiles) its own policy's kernels and no other's."""
-        module = importlib.import_module(f"bots.{_MODULES.get(self.name, self.name)}")
-        function: Callable[..., int] = getattr(module, f"{self.name}_policy")
+        """The policy's compiled function, ``<module>.<name>_policy``, imported on first use:
+        a bot's host loads (and compiles) its own policy's kernels and no other's."""
+        function: Callable[..., int] = getattr(self.load(), f"{self.name}_policy")
         return function
 
+    def table(self) -> np.ndarray:
+        """The policy's ``table`` argument: what its module's ``policy_table()`` returns, or
+        an empty int16 array for a module without one."""
+        loader = getattr(self.load(), TABLE_LOADER, None)
+        if loader is None:
+            import numpy as np
 
-#: The largest count a search parameter takes (iterations, playouts, determinizations, depth):
-#: policies read their parameters as float64 and convert them to machine integers.
-MAX_COUNT = 10**9
+            return np.zeros(0, dtype=np.int16)
+        table: np.ndarray = loader()
+        return table
 
-#: Every bot with a numba policy, by name.
-POLICIES: dict[str, PolicyInfo] = {
-    p.name: p
-    for p in (
-        PolicyInfo("random", RANDOM, {}, "Huibers 2016 3.1.1: random, but never the Princess"),
-        PolicyInfo(
-            "strategic",
-            STRATEGIC,
-            {},
-            "Huibers 2016 3.1.3: wins at once if it can, else the lowest card",
-        ),
-        PolicyInfo(
-            "knowledge",
-            KNOWLEDGE,
-            {},
-            "Omarov et al. 2018: knowledge-based agent, an immediate win, else the smallest card",
-        ),
-        PolicyInfo(
-            "greedy", GREEDY, {}, "Malarczyk 3.2: every play scored against the unseen cards"
-        ),
-        PolicyInfo(
-            "riskmatrix",
-            RISKMATRIX,
-            {},
-            "Wambosa's LuaLoveLetter: the play whose ideal matrix is closest to the target matrix",
-        ),
-        PolicyInfo(
-            "dp",
-            DP,
-            {},
-            "Huibers 2016 3.2: the Dynamic Programming table's choice (2-player huibers)",
-            variants=("huibers",),
-            players=(2,),
-            needs_table=True,
-        ),
-        PolicyInfo(
-            "montecarlo",
-            MONTECARLO,
-            {"playouts": 1000},
-            "Huibers 2016 3.1.2: each option tried in random playouts, the most wins played",
-            variants=("classic", "huibers"),
-            players=(2, 3, 4),
-            ranges={"playouts": (1, MAX_COUNT)},
-        ),
-        PolicyInfo(
-            "minimax",
-            MINIMAX,
-            {"determinizations": 100, "depth": 0},
-            "Omarov et al. 2018: determinized minimax, each sampled deal searched to the end, "
-            "a vote",
-            variants=("classic", "huibers"),
-            players=(2, 3, 4),
-            ranges={"determinizations": (1, MAX_COUNT), "depth": (0, MAX_COUNT)},
-        ),
-        PolicyInfo(
-            "pimc",
-            PIMC,
-            {"determinizations": 50, "iterations": 160, "c": 0.7, "seconds": 0.0},
-            "Omarov et al. 2018: PIMC, a UCT tree per sampled deal, the trees' majority vote",
-            variants=("classic", "huibers"),
-            players=(2, 3, 4),
-            ranges={
-                "determinizations": (1, MAX_COUNT),
-                "iterations": (1, MAX_COUNT),
-                "c": (0.0, None),
-                "seconds": (0.0, None),
-            },
-        ),
-        PolicyInfo(
-            "ismcts",
-            ISMCTS,
-            {"iterations": 1000, "c": 0.7, "seconds": 0.0},
-            "Cowling et al. 2012 / Omarov et al. 2018: SO-ISMCTS, one tree over information sets",
-            variants=("classic", "huibers"),
-            players=(2, 3, 4),
-            ranges={"iterations": (1, MAX_COUNT), "c": (0.0, None), "seconds": (0.0, None)},
-        ),
-    )
-}
+    def factory(self) -> type[PolicyBot]:
+        """The :class:`PolicyBot` subclass that plays this policy."""
+        return type(
+            f"{self.name.capitalize()}Bot",
+            (PolicyBot,),
+            {"info": self, "__doc__": self.description},
+        )
 
 
-def policy_table(info: PolicyInfo) -> np.ndarray:
-    """The Dynamic Programming table's policy array if ``info`` reads it, else an empty one."""
-    import numpy as np
+#: The declaration types a ``BOT`` may call, by name.
+_KINDS: dict[str, type[ReferenceBot]] = {"PolicyInfo": PolicyInfo, "PlainBot": PlainBot}
 
-    if not info.needs_table:
-        return np.zeros(0, dtype=np.int16)
-    from solver import load_table
 
-    return load_table("huibers").policy
+class _Names(ast.NodeTransformer):
+    def visit_Name(self, node: ast.Name) -> ast.AST:
+        if node.id in _NAMES:
+            return ast.copy_location(ast.Constant(_NAMES[node.id]), node)
+        return node
+
+
+def _literal(node: ast.expr) -> Any:
+    return ast.literal_eval(_Names().visit(node))
+
+
+def read_declaration(path: Path, module: str) -> ReferenceBot | None:
+    """The ``BOT`` the source file ``path`` (of module ``module``) declares, read without
+    importing it; ``None`` if it declares none. :class:`DeclarationError` if its ``BOT`` is not
+    a call of a declaration type (:class:`PolicyInfo`, :class:`PlainBot`) with literal
+    arguments."""
+    source = path.read_text(encoding="utf-8")
+    if not re.search(rf"^{DECLARATION}\b", source, re.MULTILINE):
+        return None
+    for node in ast.parse(source, str(path)).body:
+        if isinstance(node, ast.Assign):
+            named = any(isinstance(t, ast.Name) and t.id == DECLARATION for t in node.targets)
+        elif isinstance(node, ast.AnnAssign):
+            named = isinstance(node.target, ast.Name) and node.target.id == DECLARATION
+        else:
+            continue
+        value = node.value
+        if not named or value is None:
+            continue
+        call = value if isinstance(value, ast.Call) else None
+        kind = None
+        if call is not None and isinstance(call.func, ast.Name):
+            kind = _KINDS.get(call.func.id)
+        if call is None or kind is None or any(k.arg is None for k in call.keywords):
+            raise DeclarationError(
+                f"{path}:{node.lineno}: {DECLARATION} must be a call of {' or '.join(_KINDS)}"
+            )
+        try:
+            args = [_literal(a) for a in call.args]
+            kwargs = {str(k.arg): _literal(k.value) for k in call.keywords}
+        except ValueError as exc:
+            raise DeclarationError(
+                f"{path}:{node.lineno}: {DECLARATION}'s arguments must be literals "
+                f"(or {', '.join(_NAMES)}): {exc}"
+            ) from None
+        return replace(kind(*args, **kwargs), module=module, path=path.resolve())
+    return None
+
+
+@cache
+def reference_bots() -> dict[str, ReferenceBot]:
+    """Every bot this package's modules declare, by name, in listing order."""
+    package = __name__.rpartition(".")[0]
+    found: dict[str, ReferenceBot] = {}
+    for module in pkgutil.iter_modules(importlib.import_module(package).__path__):
+        path = Path(getattr(module.module_finder, "path", "")) / f"{module.name}.py"
+        if module.ispkg or not path.is_file():
+            continue
+        bot = read_declaration(path, f"{package}.{module.name}")
+        if bot is None:
+            continue
+        if bot.name in found:
+            raise DeclarationError(f"bot {bot.name!r} is declared by {found[bot.name].module} too")
+        found[bot.name] = bot
+    return {b.name: b for b in sorted(found.values(), key=lambda b: (b.order, b.name))}
+
+
+def policies() -> dict[str, PolicyInfo]:
+    """The reference bots with a numba policy, by name, in listing order."""
+    return {n: b for n, b in reference_bots().items() if isinstance(b, PolicyInfo)}
 
 
 class PolicyBot(Bot):
-    """A bot that plays its numba policy. ``**settings`` are its parameters (see ``POLICIES``)."""
+    """A bot that plays its numba policy. ``**settings`` are its parameters (see
+    :class:`PolicyInfo`)."""
 
-    #: The entry of :data:`POLICIES` this class plays; set by subclasses.
+    #: The declaration of the policy this class plays; set by subclasses.
     info: PolicyInfo
 
     def __init__(self, **settings: Any) -> None:
@@ -186,7 +252,7 @@ class PolicyBot(Bot):
 
         self._new_rng = new_rng
         self.state = new_rng(0)
-        self.table = policy_table(self.info)
+        self.table = self.info.table()
         self._policy = self.info.kernel()
 
     def reset(self, seed: int) -> None:
@@ -209,24 +275,10 @@ class PolicyBot(Bot):
         """The policy's choice for this observation."""
         legal = observation.legal_packed()
         view = observation.to_view()
-        if self.info.needs_table:
-            packed = self._policy(view, legal, len(legal), self.state, self.params, self.table)
-        else:
-            packed = self._policy(view, legal, len(legal), self.state, self.params)
+        packed = self._policy(view, legal, len(legal), self.state, self.params, self.table)
         return Action.from_int(int(packed))
 
 
-def module_file(name: str) -> Path:
-    """The source file of bot ``name``'s policy module (found, not imported)."""
-    spec = importlib.util.find_spec(f"bots.{_MODULES.get(name, name)}")
-    if spec is None or spec.origin is None:
-        raise LookupError(f"no policy module for {name!r}")
-    return Path(spec.origin).resolve()
-
-
 def policy_bot(name: str) -> type[PolicyBot]:
-    """The :class:`PolicyBot` subclass for the policy called ``name``."""
-    info = POLICIES[name]
-    return type(
-        f"{name.capitalize()}Bot", (PolicyBot,), {"info": info, "__doc__": info.description}
-    )
+    """The :class:`PolicyBot` subclass for the policy bot called ``name``."""
+    return policies()[name].factory()

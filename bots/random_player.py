@@ -13,12 +13,24 @@ import numpy as np
 from arena.engine.jit import njit
 from arena.engine.layout import COUNTESS, GUARD, HANDMAID, PRINCE, PRINCESS, V_HAND, V_SEAT
 from arena.engine.rng import rand_below
+from bots.policy import PolicyInfo
 from bots.views import find_action, random_opponent
+
+BOT = PolicyInfo(
+    name="random",
+    description="Huibers 2016 3.1.1: random, but never the Princess",
+    order=10,
+)
 
 
 @njit(cache=True)
 def random_policy(
-    view: np.ndarray, legal: np.ndarray, nlegal: int, rng: np.ndarray, params: np.ndarray
+    view: np.ndarray,
+    legal: np.ndarray,
+    nlegal: int,
+    rng: np.ndarray,
+    params: np.ndarray,
+    table: np.ndarray,
 ) -> int:
     """The random player's choice among ``legal[:nlegal]``."""
     if nlegal == 1:

@@ -26,12 +26,21 @@ from arena.engine.layout import (
     V_NPLAYERS,
     V_SEAT,
 )
+from bots.policy import PolicyInfo
 from bots.views import (
     find_action,
     most_unseen_guess,
     random_unseen_card,
     seat_discard_count,
     targetable,
+)
+
+BOT = PolicyInfo(
+    name="riskmatrix",
+    description=(
+        "Wambosa's LuaLoveLetter: the play whose ideal matrix is closest to the target matrix"
+    ),
+    order=50,
 )
 
 #: The README's ideal matrix of each card's perk (index: card value; 0 unused), pivoted:
@@ -131,7 +140,12 @@ def _speculate(view: np.ndarray, rng: np.ndarray, seat: int) -> int:
 
 @njit(cache=True)
 def riskmatrix_policy(
-    view: np.ndarray, legal: np.ndarray, nlegal: int, rng: np.ndarray, params: np.ndarray
+    view: np.ndarray,
+    legal: np.ndarray,
+    nlegal: int,
+    rng: np.ndarray,
+    params: np.ndarray,
+    table: np.ndarray,
 ) -> int:
     """The risk-matrix player's choice among ``legal[:nlegal]``: the legal (card, target) pair of
     lowest risk, the first generated on a tie; a Guard names the card in its target's column

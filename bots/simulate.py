@@ -5,16 +5,28 @@ processes, no records; each decision is the bot's policy on the seat's view made
 :func:`arena.engine.view.seat_view`, exactly as in a refereed game. Deal ``k`` is a fresh
 shuffle and seat 0 moves first; with ``swap`` every deal is played in every seat rotation, so that
 a bot's strength is not confused with its seat's advantage.
+
+The simulator names no bot. Every policy takes the same arguments (:mod:`bots.policy`), so
+:func:`_simulate` takes the seats' policies as numba first-class functions
+(:data:`POLICY`): a call is an indirect call to the policy's own compiled code, with no Python in
+between, and :func:`_simulate` is compiled (and cached) once for every choice of bots. (Passing
+the policies' dispatchers themselves would specialise it for each combination of bots, and numba
+does not find such specialisations in its cache in a later process: it would compile them on
+every run.) Its cache entry holds none of the policies' code, so editing a bot recompiles that
+bot's kernels only: the simulator calls whatever they are.
 """
 
 from __future__ import annotations
 
 import time
-from collections.abc import Sequence
+import warnings
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
+from numba import types
+from numba.core.errors import NumbaExperimentalFeatureWarning
 from scipy.stats import binomtest
 
 from arena.botspec import BotSpec
@@ -22,6 +34,7 @@ from arena.engine.jit import njit
 from arena.engine.layout import (
     EVENT_WIDTH,
     MAX_ACTIONS,
+    MAX_PLAYERS,
     N_CARDS,
     S_END,
     S_TURN,
@@ -34,19 +47,52 @@ from arena.engine.rules import apply_action, legal_actions, new_round, standard_
 from arena.engine.view import seat_view
 from arena.errors import ArenaError, UnknownBotError
 from arena.game.variants import Variant
-from bots.dispatch import decide
-from bots.policy import POLICIES, policy_table
+from bots.policy import PolicyInfo, policies
 
 
 class SimulationError(ArenaError):
-    """A policy answered an action that is not legal (a bug in that policy)."""
+    """A policy answered an action that is not legal (a bug in that policy), or a policy whose
+    compiled form is not the one every policy has (:data:`POLICY_SIGNATURE`)."""
 
 
-@njit(cache=True)
+_INT32S = types.Array(types.int32, 1, "C")
+#: Every policy's compiled signature: ``(view, legal, nlegal, rng, params, table) -> action``.
+POLICY_SIGNATURE = types.int64(
+    _INT32S,
+    _INT32S,
+    types.int64,
+    types.Array(types.uint64, 1, "C"),
+    types.Array(types.float64, 1, "C"),
+    types.Array(types.int16, 1, "C"),
+)
+#: A policy as a numba first-class function.
+POLICY = types.FunctionType(POLICY_SIGNATURE)
+_TABLE = types.Array(types.int16, 1, "C")
+
+
+@njit(
+    types.Array(types.int64, 2, "C")(
+        POLICY,
+        POLICY,
+        POLICY,
+        POLICY,
+        types.Array(types.float64, 2, "C"),
+        types.UniTuple(_TABLE, MAX_PLAYERS),
+        types.int64,
+        types.int64,
+        types.int64,
+        types.int64,
+        types.boolean,
+    ),
+    cache=True,
+)
 def _simulate(
-    ids: np.ndarray,
+    f0: Callable[..., int],
+    f1: Callable[..., int],
+    f2: Callable[..., int],
+    f3: Callable[..., int],
     params: np.ndarray,
-    table: np.ndarray,
+    tables: tuple[np.ndarray, ...],
     nplayers: int,
     variant: int,
     deals: int,
@@ -55,6 +101,8 @@ def _simulate(
 ) -> np.ndarray:
     """Play ``deals`` deals; return ``tally[r]``: wins per seat in seating ``r``, then its shared
     rounds, with -1 in ``tally[0, -1]`` if a policy ever answered an illegal action (and stop).
+    Bot ``i`` plays policy ``f<i>`` with parameters ``params[i]`` and table ``tables[i]`` (the
+    entries past ``nplayers`` are not used).
 
     Without ``swap`` there is one seating (bot ``i`` in seat ``i``) and one generator for the
     shuffles and the decisions. With ``swap`` every deal is played in every seat rotation: in
@@ -78,6 +126,7 @@ def _simulate(
     p1 = params[min(1, nplayers - 1)]
     p2 = params[min(2, nplayers - 1)]
     p3 = params[min(3, nplayers - 1)]
+    t0, t1, t2, t3 = tables
     for _ in range(deals):
         shuffle(rng, deck, 0, N_CARDS)
         stream = next_u64(rng) if swap else np.uint64(0)
@@ -92,14 +141,13 @@ def _simulate(
                 if bot < 0:
                     bot += nplayers
                 if bot == 0:
-                    p = p0
+                    a = f0(view, acts, k, play, p0, t0)
                 elif bot == 1:
-                    p = p1
+                    a = f1(view, acts, k, play, p1, t1)
                 elif bot == 2:
-                    p = p2
+                    a = f2(view, acts, k, play, p2, t2)
                 else:
-                    p = p3
-                a = decide(ids[bot], view, acts, k, play, p, table)
+                    a = f3(view, acts, k, play, p3, t3)
                 ok = False
                 for i in range(k):
                     if acts[i] == a:
@@ -155,31 +203,39 @@ class SimulationResult:
         }
 
 
-def policy_specs(bots: Sequence[str]) -> list[tuple[str, int, np.ndarray]]:
-    """Resolve bot names (``NAME[param=value]``) to (canonical name, policy id, params);
+def policy_specs(bots: Sequence[str]) -> list[tuple[str, PolicyInfo, np.ndarray]]:
+    """Resolve bot names (``NAME[param=value]``) to (canonical name, declaration, params);
     :class:`UnknownBotError` for a bot without a numba policy."""
+    known = policies()
     out = []
     for text in bots:
         spec = BotSpec.parse(text)
-        info = POLICIES.get(spec.name)
+        info = known.get(spec.name)
         if info is None:
-            known = ", ".join(POLICIES)
             raise UnknownBotError(
                 f"bot {spec.name!r} has no numba policy, so it cannot be simulated "
-                f"(bots that can: {known}); use a tournament to play it"
+                f"(bots that can: {', '.join(known)}); use a tournament to play it"
             )
         canonical = spec.resolve(dict(info.params), info.rules())
-        out.append((str(canonical), info.policy_id, info.param_array(dict(canonical.params))))
+        out.append((str(canonical), info, info.param_array(dict(canonical.params))))
     return out
 
 
-def _table_for(names: Sequence[str]) -> np.ndarray:
-    """The Dynamic Programming table's policy array if a bot reads it, else an empty one."""
-    for name in names:
-        info = POLICIES[BotSpec.parse(name).name]
-        if info.needs_table:
-            return policy_table(info)
-    return policy_table(POLICIES["random"])
+def compiled_policy(info: PolicyInfo) -> Callable[..., int]:
+    """Bot ``info``'s policy, compiled (or loaded from the cache) for
+    :data:`POLICY_SIGNATURE`; :class:`SimulationError` if it answers another type than int64
+    (the simulator would read its answers wrongly)."""
+    kernel = info.kernel()
+    kernel.compile(POLICY_SIGNATURE.args)  # type: ignore[attr-defined]
+    for signature in kernel.nopython_signatures:  # type: ignore[attr-defined]
+        if signature.args == POLICY_SIGNATURE.args:
+            if signature.return_type != POLICY_SIGNATURE.return_type:
+                raise SimulationError(
+                    f"the policy of bot {info.name!r} answers {signature.return_type}, not "
+                    f"{POLICY_SIGNATURE.return_type} (answer numba.types.int64(action))"
+                )
+            break
+    return kernel
 
 
 def simulate(
@@ -203,16 +259,31 @@ def simulate(
     if games < 1:
         raise ArenaError(f"--games must be at least 1, not {games}")
     specs = policy_specs(bots)
-    ids = np.array([pid for _, pid, _ in specs], dtype=np.int64)
     width = max(1, max(len(p) for _, _, p in specs))
     params = np.zeros((len(specs), width), dtype=np.float64)
     for seat, (_, _, p) in enumerate(specs):
         params[seat, : len(p)] = p
-    table = _table_for([name for name, _, _ in specs])
+    kernels: dict[str, Callable[..., int]] = {}
+    tables: dict[str, np.ndarray] = {}
+    for _, info, _ in specs:
+        if info.name not in kernels:
+            kernels[info.name] = compiled_policy(info)
+            tables[info.name] = info.table()
     n = len(specs)
-    _simulate(ids, params, table, n, rules.code, 1, seed, swap)  # compile or load first
+    # The policy and table of each of the simulator's MAX_PLAYERS bots: those past the table's
+    # size repeat the last bot and never play.
+    names = [specs[min(i, n - 1)][1].name for i in range(MAX_PLAYERS)]
+    f0, f1, f2, f3 = (kernels[name] for name in names)
+    seat_tables = tuple(tables[name] for name in names)
+
+    def run(deals: int) -> np.ndarray:
+        with warnings.catch_warnings():  # numba calls first-class functions "experimental"
+            warnings.simplefilter("ignore", NumbaExperimentalFeatureWarning)
+            return _simulate(f0, f1, f2, f3, params, seat_tables, n, rules.code, deals, seed, swap)
+
+    run(1)  # load the policies' code first
     begun = time.perf_counter()
-    tally = _simulate(ids, params, table, n, rules.code, games, seed, swap)
+    tally = run(games)
     spent = time.perf_counter() - begun
     if tally[0, -1] < 0:
         raise SimulationError("a policy answered an illegal action (a bug in that bot)")

@@ -22,7 +22,14 @@ import numpy as np
 
 from arena.engine.jit import njit
 from arena.engine.layout import BARON, GUARD, KING, V_ALIVE, V_HAND, V_KNOWN, V_NPLAYERS, V_SEAT
+from bots.policy import PolicyInfo
 from bots.views import first_target, most_unseen_guess, play_card, sure_knockout
+
+BOT = PolicyInfo(
+    name="strategic",
+    description="Huibers 2016 3.1.3: wins at once if it can, else the lowest card",
+    order=20,
+)
 
 
 @njit(cache=True)
@@ -41,7 +48,12 @@ def _knows_baron_target(view: np.ndarray) -> bool:
 
 @njit(cache=True)
 def strategic_policy(
-    view: np.ndarray, legal: np.ndarray, nlegal: int, rng: np.ndarray, params: np.ndarray
+    view: np.ndarray,
+    legal: np.ndarray,
+    nlegal: int,
+    rng: np.ndarray,
+    params: np.ndarray,
+    table: np.ndarray,
 ) -> int:
     """The strategic player's choice among ``legal[:nlegal]``."""
     if nlegal == 1:

@@ -4,6 +4,9 @@ from __future__ import annotations
 
 from arena.bot import Bot
 from arena.game import Action, Observation
+from bots.policy import PlainBot
+
+BOT = PlainBot("uniform", "picks uniformly among the legal actions", cls="UniformBot", order=0)
 
 
 class UniformBot(Bot):

@@ -32,10 +32,12 @@ from bots.mcts_tree import (
 from bots.mcts_tree import (
     children as tree_children,
 )
-from bots.policy import POLICIES, policy_bot
+from bots.policy import policies, policy_bot
 from bots.simulate import simulate
 
 CONFIGS = [("classic", 2), ("classic", 3), ("classic", 4), ("huibers", 2)]
+#: The ``table`` argument of a policy that reads none.
+NO_TABLE = np.zeros(0, dtype=np.int16)
 
 
 def choice(game: Game, seed: int = 0, **settings: float) -> Action:
@@ -52,7 +54,7 @@ def positions(variant: str, players: int, rounds: int, seed: int) -> Iterator[Ga
 
 
 def test_registered_with_the_papers_parameters() -> None:
-    info = POLICIES["ismcts"]
+    info = policies()["ismcts"]
     assert info.params == {"iterations": 1000, "c": 0.7, "seconds": 0.0}
     assert info.variants == ("classic", "huibers") and info.players == (2, 3, 4)
 
@@ -148,7 +150,7 @@ def test_time_budget_iterates_for_the_given_seconds() -> None:
     view = game.view(game.turn)
     legal = np.array(game.legal_packed(), dtype=np.int32)
     params = np.array([10.0, 0.7, 0.05])
-    ismcts_policy(view, legal, len(legal), new_rng(0), params)  # compile or load
+    ismcts_policy(view, legal, len(legal), new_rng(0), params, NO_TABLE)  # compile or load
     nodes, value = new_tree(1 << 16)
     begun = time.perf_counter()
     done = ismcts_search(view, new_rng(1), nodes, value, 10, 0.7, 0.05)
@@ -156,7 +158,7 @@ def test_time_budget_iterates_for_the_given_seconds() -> None:
     assert 0.05 <= spent < 0.5
     assert done > 10 and int(nodes[0, F_VISITS]) == done
     begun = time.perf_counter()
-    assert ismcts_policy(view, legal, len(legal), new_rng(2), params) in legal
+    assert ismcts_policy(view, legal, len(legal), new_rng(2), params, NO_TABLE) in legal
     assert time.perf_counter() - begun < 0.5
 
 

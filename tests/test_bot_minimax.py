@@ -33,7 +33,7 @@ from arena.engine.rules import apply_action, legal_actions
 from arena.game import Action, Card, Game
 from bots.determinize import determinized
 from bots.minimax import CUT_HIGH, CUT_LOW, STEP, best_move_state, search_state
-from bots.policy import POLICIES, policy_bot
+from bots.policy import policies, policy_bot
 from bots.simulate import simulate
 
 _NO_EVENTS = np.empty((0, EVENT_WIDTH), dtype=np.int32)
@@ -69,7 +69,7 @@ def loss(plies: int) -> float:
 
 
 def test_registered_with_its_parameters() -> None:
-    info = POLICIES["minimax"]
+    info = policies()["minimax"]
     assert info.params == {"determinizations": 100, "depth": 0}
     assert set(info.variants or ()) == {"classic", "huibers"}
     assert info.players == (2, 3, 4)

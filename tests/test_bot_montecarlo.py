@@ -18,7 +18,7 @@ from arena.engine.rng import new_rng
 from arena.game import Action, Card, Game
 from bots.montecarlo import montecarlo_policy, option_scores
 from bots.playout import WIN_UNITS
-from bots.policy import MONTECARLO, POLICIES, policy_bot
+from bots.policy import policies, policy_bot
 from bots.simulate import policy_specs, simulate
 
 
@@ -41,12 +41,12 @@ def scores(game: Game, playouts: int, prune: bool = False) -> dict[str, int]:
 
 
 def test_registered_with_its_parameter() -> None:
-    info = POLICIES["montecarlo"]
-    assert info.policy_id == MONTECARLO
+    info = policies()["montecarlo"]
+    assert info.module == "bots.montecarlo"
     assert info.params == {"playouts": 1000}
     assert info.variants == ("classic", "huibers") and info.players == (2, 3, 4)
-    [(name, pid, params)] = policy_specs(["montecarlo[playouts=200]"])
-    assert pid == MONTECARLO and params.tolist() == [200.0] and "playouts=200" in name
+    [(name, spec_info, params)] = policy_specs(["montecarlo[playouts=200]"])
+    assert spec_info == info and params.tolist() == [200.0] and "playouts=200" in name
 
 
 # --- certain wins are found ---------------------------------------------------------------------
@@ -181,7 +181,8 @@ def test_legal_answers_through_the_bot_in_real_rounds() -> None:
 def test_policy_with_one_playout() -> None:
     game = Game(2, "classic", seed=5)
     legal = np.array(game.legal_packed(), dtype=np.int32)
-    a = montecarlo_policy(game.view(0), legal, len(legal), new_rng(0), np.array([1.0]))
+    table = np.zeros(0, dtype=np.int16)
+    a = montecarlo_policy(game.view(0), legal, len(legal), new_rng(0), np.array([1.0]), table)
     assert a in legal.tolist()
 
 

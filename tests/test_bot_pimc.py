@@ -33,10 +33,12 @@ from bots.mcts_tree import (
     children as tree_children,
 )
 from bots.pimc import pimc_policy, pimc_search, uct_search
-from bots.policy import POLICIES, policy_bot
+from bots.policy import policies, policy_bot
 from bots.simulate import simulate
 
 CONFIGS = [("classic", 2), ("classic", 3), ("classic", 4), ("huibers", 2)]
+#: The ``table`` argument of a policy that reads none.
+NO_TABLE = np.zeros(0, dtype=np.int16)
 SMALL = {"determinizations": 6, "iterations": 20}
 
 
@@ -66,7 +68,7 @@ def uct(state: np.ndarray, iterations: int, seed: int) -> tuple[np.ndarray, np.n
 
 
 def test_registered_with_the_papers_parameters() -> None:
-    info = POLICIES["pimc"]
+    info = policies()["pimc"]
     assert info.params == {"determinizations": 50, "iterations": 160, "c": 0.7, "seconds": 0.0}
     assert info.variants == ("classic", "huibers") and info.players == (2, 3, 4)
 
@@ -155,7 +157,7 @@ def test_time_budget_runs_determinizations_for_the_given_seconds() -> None:
     view = game.view(game.turn)
     legal = np.array(game.legal_packed(), dtype=np.int32)
     params = np.array([1.0, 40.0, 0.7, 0.05])
-    pimc_policy(view, legal, len(legal), new_rng(0), params)  # compile or load
+    pimc_policy(view, legal, len(legal), new_rng(0), params, NO_TABLE)  # compile or load
     votes = np.zeros(len(legal), dtype=np.int64)
     visits = np.zeros(len(legal), dtype=np.int64)
     begun = time.perf_counter()

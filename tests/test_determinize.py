@@ -40,6 +40,7 @@ from bots.playout import (
 from bots.random_player import random_policy
 
 _NO_PARAMS = np.zeros(0, dtype=np.float64)
+_NO_TABLE = np.zeros(0, dtype=np.int16)
 
 
 def positions(rounds: int, seed: int) -> Iterator[tuple[Game, int]]:
@@ -372,7 +373,7 @@ def test_the_playout_policy_view_gives_the_random_bots_choice() -> None:
         seat_view(game.state, seat, full)
         policy_view(game.state, seat, cheap)
         for s in range(4):
-            a = random_policy(full, acts, k, new_rng(s), _NO_PARAMS)
+            a = random_policy(full, acts, k, new_rng(s), _NO_PARAMS, _NO_TABLE)
             b = random_move(game.state, new_rng(s), cheap, acts)
             assert a == b and a in acts[:k].tolist()
             compared += 1

@@ -16,11 +16,20 @@ from arena.hosting.catalog import load_catalog
 from arena.hosting.hosted import HostHandle
 from arena.hosting.kernels import compile_kernels, is_compiled, trusted_bots
 from arena.referee.play import InProcessHandle, Referee
-from bots.policy import POLICIES, module_file
+from bots.policy import policies
 from bots.uniform import UniformBot
 
-BOTS = Path(module_file("greedy")).parent
 ENGINE = Path(jitcache.__file__).resolve().parent
+
+
+def source(name: str) -> Path:
+    """The module file of reference bot ``name``."""
+    path = policies()[name].path
+    assert path is not None
+    return path
+
+
+BOTS = source("greedy").parent
 
 
 def names(paths: tuple[Path, ...]) -> set[str]:
@@ -28,27 +37,63 @@ def names(paths: tuple[Path, ...]) -> set[str]:
 
 
 def test_a_policy_depends_on_what_it_imports_and_nothing_else() -> None:
-    greedy = names(jitcache.closure(module_file("greedy")))
+    greedy = names(jitcache.closure(source("greedy")))
     assert {"bots/greedy.py", "bots/views.py", "engine/rules.py"} <= greedy
-    assert not {"bots/minimax.py", "bots/ismcts.py", "bots/dispatch.py"} & greedy
-    ismcts = names(jitcache.closure(module_file("ismcts")))
+    assert not {"bots/minimax.py", "bots/ismcts.py", "bots/simulate.py"} & greedy
+    ismcts = names(jitcache.closure(source("ismcts")))
     assert {"bots/mcts_tree.py", "bots/determinize.py", "bots/playout.py"} <= ismcts
     assert "bots/greedy.py" not in ismcts
-    # the simulator's dispatcher calls every policy, so it depends on all of them
-    dispatch = names(jitcache.closure(BOTS / "dispatch.py"))
-    assert {f"bots/{module_file(n).name}" for n in POLICIES} <= dispatch
+    # the simulator calls the policies through function pointers: its kernel holds none of them
+    simulator = names(jitcache.closure(BOTS / "simulate.py"))
+    assert not {f"bots/{source(n).name}" for n in policies()} & simulator
     assert names(jitcache.closure(ENGINE / "rules.py")) == {"engine/layout.py", "engine/rules.py"}
 
 
 def test_editing_one_bot_changes_the_stamps_of_its_dependents_only(tmp_path: Path) -> None:
     """The stamp hashes the closure's files: the same closure with one file changed differs."""
-    stamp = jitcache.closure_stamp(module_file("greedy"))
-    assert stamp == jitcache.closure_stamp(module_file("greedy"))
-    closures = {n: set(jitcache.closure(module_file(n))) for n in POLICIES}
-    edited = module_file("greedy")
+    stamp = jitcache.closure_stamp(source("greedy"))
+    assert stamp == jitcache.closure_stamp(source("greedy"))
+    closures = {n: set(jitcache.closure(source(n))) for n in policies()}
+    edited = source("greedy")
     affected = {n for n, files in closures.items() if edited in files}
     assert affected == {"greedy"}
-    assert edited in jitcache.closure(BOTS / "dispatch.py")
+    assert edited not in jitcache.closure(BOTS / "simulate.py")
+    # dp falls back on the strategic player's rule: editing strategic recompiles both
+    edited = source("strategic")
+    assert {n for n, files in closures.items() if edited in files} == {"strategic", "dp"}
+
+
+#: A reference bot outside the package's directory (its policy: the first or last legal action).
+EDITED_BOT = """
+from numba import types
+
+from arena.engine.jit import njit
+from bots.policy import PolicyInfo
+
+BOT = PolicyInfo(name="edited", description="edited between two simulations")
+
+
+@njit(cache=True)
+def edited_policy(view, legal, nlegal, rng, params, table):
+    return types.int64(legal[{index}])
+"""
+
+
+def test_the_simulator_plays_a_bot_as_its_module_is_now(tmp_path: Path) -> None:
+    """Edited between two runs, a bot plays its new policy in the simulator, whose own
+    compiled kernel (in the cache) stays as it was."""
+    code = (
+        f"import bots; bots.__path__.append({str(tmp_path)!r})\n"
+        "from bots.simulate import simulate\n"
+        "print(simulate(['edited', 'random'], 3000, seed=4).wins)"
+    )
+    wins = []
+    for index in ("0", "nlegal - 1"):
+        (tmp_path / "edited.py").write_text(EDITED_BOT.format(index=index))
+        run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+        assert run.returncode == 0, run.stderr
+        wins.append(run.stdout.strip())
+    assert wins[0] != wins[1]
 
 
 def test_a_host_imports_only_its_own_policy() -> None:
@@ -58,6 +103,14 @@ def test_a_host_imports_only_its_own_policy() -> None:
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "['bots.greedy', 'bots.policy', 'bots.views']"
+    # as a host builds it: through the plugin, which reads every bot's declaration
+    code = (
+        "import sys; from arena.hosting.plugins import load_registry\n"
+        "load_registry(only='reference').build('greedy')[1].warm_up()\n"
+        "print(sorted(m for m in sys.modules if m.startswith('bots.')))"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "['bots.greedy', 'bots.plugin', 'bots.policy', 'bots.views']"
 
 
 def test_a_pure_python_host_imports_neither_numba_nor_numpy() -> None:

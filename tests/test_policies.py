@@ -1,32 +1,45 @@
-"""Every reference bot with a numba policy: legal answers everywhere, one decision function for the
-bot and the simulator, and the simulator's own behaviour."""
+"""Every reference bot: each declared by its own module and found there, legal answers
+everywhere, one decision function for the bot and the simulator, and the simulator's own
+behaviour."""
 
 from __future__ import annotations
 
+import importlib
 import json
+import sys
+from pathlib import Path
 
 import numpy as np
 import pytest
 from click.testing import CliRunner
 from positions import random_positions
 
+import bots
 from arena.cli.main import cli
 from arena.engine.rng import new_rng
 from arena.errors import UnknownBotError
 from arena.game import Action, Card, Game
-from bots.dispatch import decide
-from bots.policy import POLICIES, policy_bot
-from bots.simulate import simulate
+from arena.hosting.plugins import load_registry
+from bots.policy import (
+    DeclarationError,
+    PlainBot,
+    PolicyInfo,
+    policies,
+    policy_bot,
+    read_declaration,
+    reference_bots,
+)
+from bots.simulate import compiled_policy, simulate
 
 CONFIGS = [("classic", 2), ("classic", 3), ("classic", 4), ("huibers", 2)]
-NAMES = list(POLICIES)
+NAMES = list(policies())
 
 
 def quick_bot(name: str):
     """The bot ``name`` with every count parameter (playouts, iterations, determinizations...)
     cut to at most 8: these tests check legality and one-decision identity over thousands of
     positions, not strength, and the search bots' defaults would take minutes."""
-    info = POLICIES[name]
+    info = policies()[name]
     small = {k: min(v, 8) for k, v in info.params.items() if isinstance(v, int) and v > 8}
     return policy_bot(name)(**small)
 
@@ -44,12 +57,106 @@ def test_policy_bots_answer_legal_actions_only(name: str, variant: str, players:
     assert seen > 500
 
 
+# --- one module per bot ---------------------------------------------------------------------
+
+
+def test_the_package_declares_the_reference_bots_in_their_listing_order() -> None:
+    assert list(reference_bots()) == [
+        "uniform",
+        "random",
+        "strategic",
+        "knowledge",
+        "greedy",
+        "riskmatrix",
+        "dp",
+        "montecarlo",
+        "minimax",
+        "pimc",
+        "ismcts",
+    ]
+    assert isinstance(reference_bots()["uniform"], PlainBot)
+    assert list(policies()) == list(reference_bots())[1:]
+    registry = load_registry(only="reference")
+    assert list(registry.bots) == list(reference_bots())
+
+
+@pytest.mark.parametrize("name", list(reference_bots()))
+def test_a_declaration_read_from_the_source_is_the_modules_own(name: str) -> None:
+    """The plugin reads each ``BOT`` without importing its module: what it reads is what the
+    module, imported, declares; a policy bot's policy answers in the simulator's signature."""
+    declared = reference_bots()[name]
+    module = importlib.import_module(declared.module)
+    assert declared == module.BOT and type(module.BOT) is type(declared)
+    assert declared.path == Path(module.__file__).resolve()
+    if isinstance(declared, PolicyInfo):
+        assert compiled_policy(declared) is getattr(module, f"{name}_policy")
+
+
+def test_a_declaration_must_be_literal(tmp_path: Path) -> None:
+    plain = tmp_path / "plain.py"
+    plain.write_text('"""No bot here."""\nBOTTLE = 1\n')
+    assert read_declaration(plain, "bots.plain") is None
+    bad = tmp_path / "bad.py"
+    bad.write_text(
+        "LIMIT = 3\nBOT = PolicyInfo(name='bad', description='x', params={'n': LIMIT})\n"
+    )
+    with pytest.raises(DeclarationError, match="literals"):
+        read_declaration(bad, "bots.bad")
+    bad.write_text("BOT = make_bot('bad')\n")
+    with pytest.raises(DeclarationError, match="PolicyInfo or PlainBot"):
+        read_declaration(bad, "bots.bad")
+
+
+ELEVENTH = '''"""A bot that is one module: it plays its last legal action."""
+
+from numba import types
+
+from arena.engine.jit import njit
+from bots.policy import MAX_COUNT, PolicyInfo
+
+BOT = PolicyInfo(
+    name="eleventh",
+    description="the last legal action",
+    params={"unused": 1},
+    ranges={"unused": (1, MAX_COUNT)},
+)
+
+
+@njit(cache=True)
+def eleventh_policy(view, legal, nlegal, rng, params, table):
+    return types.int64(legal[nlegal - 1])
+'''
+
+
+def test_adding_a_bot_is_adding_a_module(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    (tmp_path / "eleventh.py").write_text(ELEVENTH)
+    monkeypatch.setattr(bots, "__path__", [*bots.__path__, str(tmp_path)])
+    reference_bots.cache_clear()
+    try:
+        assert list(reference_bots())[-1] == "eleventh"
+        registry = load_registry(only="reference")
+        assert registry.bots["eleventh"].params == {"unused": 1}
+        _, bot = registry.build("eleventh[unused=3]")
+        game = Game(2, "classic", seed=1)
+        obs = game.observation(game.turn)
+        assert bot.act(obs) == obs.legal_actions[-1]
+        result = simulate(["eleventh", "random"], 500, seed=2)
+        assert sum(result.wins) + result.draws == 500
+    finally:
+        reference_bots.cache_clear()
+        sys.modules.pop("bots.eleventh", None)
+
+
+# --- one decision function ----------------------------------------------------------------------
+
+
 @pytest.mark.parametrize("name", NAMES)
 def test_act_and_the_policy_on_the_engine_view_are_one_decision(name: str) -> None:
     """On thousands of recorded observations, the bot's act (observation -> view round trip) and
     the compiled policy on the engine's own view, with equally seeded generators, agree."""
     bot = quick_bot(name)
     params = bot.params
+    policy = compiled_policy(bot.info)
     count = 0
     for variant, players in CONFIGS:
         for game, seat in random_positions(variant, players, 120, seed=11 + players):
@@ -59,7 +166,7 @@ def test_act_and_the_policy_on_the_engine_view_are_one_decision(name: str) -> No
             legal = np.array(game.legal_packed(), dtype=np.int32)
             view = game.view(seat)
             rng = new_rng(key)
-            direct = decide(bot.info.policy_id, view, legal, len(legal), rng, params, bot.table)
+            direct = policy(view, legal, len(legal), rng, params, bot.table)
             assert chosen == Action.from_int(int(direct))
             count += 1
     assert count >= 2000

@@ -201,21 +201,21 @@ def _search_iterations_per_s(name: str, seconds: float) -> float:
 
     from arena.engine.rng import new_rng
     from arena.game import Game
-    from bots.dispatch import decide
-    from bots.policy import POLICIES, policy_table
+    from bots.policy import policies
 
-    info = POLICIES[name]
+    info = policies()[name]
     params = info.param_array()
     per_decision = int(info.params["iterations"]) * int(info.params.get("determinizations", 1))
-    table = policy_table(info)
+    policy = info.kernel()
+    table = info.table()
     obs = Game(2, "classic", deck=SEARCH_BENCH_DECK).observation(0)
     view = obs.to_view()
     legal = np.asarray(obs.legal_packed(), dtype=np.int32)
     rng = new_rng(1)
-    decide(info.policy_id, view, legal, len(legal), rng, params, table)  # compile or load
+    policy(view, legal, len(legal), rng, params, table)  # compile or load
 
     def step() -> int:
-        decide(info.policy_id, view, legal, len(legal), rng, params, table)
+        policy(view, legal, len(legal), rng, params, table)
         return per_decision
 
     return _repeat_until(seconds, step)

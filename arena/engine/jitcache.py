@@ -5,9 +5,10 @@ the functions it calls in other modules, so a changed rule or helper would leave
 policy behind. :func:`configure` (run when :mod:`arena.engine` is imported, before any kernel is
 defined) installs a cache locator for the kernel packages (``arena.engine``, ``bots``,
 ``solver``) whose freshness stamp is a hash of the kernel's own file *and of every kernel-package
-file it imports, directly or not*. Editing one bot's module recompiles that bot's kernels (and the
-simulator's dispatcher, which calls every policy), nothing else; editing the engine recompiles
-everything. Every version shares one cache directory: :func:`cache_base`.
+file it imports, directly or not*. Editing one bot's module recompiles that bot's kernels (and
+those of the modules that import it), nothing else: the simulator calls the policies through
+function pointers, so its own kernel holds none of them and stays valid; editing the engine
+recompiles everything. Every version shares one cache directory: :func:`cache_base`.
 
 A sandboxed bot host must not write where the referee loads from. Its ``NUMBA_CACHE_DIR`` is
 private (in its own ``/tmp``), and ``ARENA_TRUSTED_KERNELS`` names the arena's cache, which it

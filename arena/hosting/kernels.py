@@ -47,10 +47,11 @@ def _kernel_files(name: str) -> list[Path]:
 
     engine = Path(jitcache.__file__).resolve().parent
     files = set(engine.glob("*.py"))
-    from bots.policy import POLICIES, module_file
+    from bots.policy import policies
 
-    if name in POLICIES:
-        files.update(jitcache.closure(module_file(name)))
+    info = policies().get(name)
+    if info is not None and info.path is not None:
+        files.update(jitcache.closure(info.path))
     return sorted(files)
 
 
@@ -202,9 +203,9 @@ def wait_compiled(name: str, timeout: float = COMPILE_TIME) -> bool:
     own policy bots, so that the host loads its kernels instead of compiling them privately
     while the step is still running. Returns whether they are compiled; at once for bots
     without kernels."""
-    from bots.policy import POLICIES
+    from bots.policy import policies
 
-    if name not in POLICIES:
+    if name not in policies():
         return True
     deadline = time.monotonic() + timeout
     current = stamp(name)
@@ -223,11 +224,11 @@ def wait_compiled(name: str, timeout: float = COMPILE_TIME) -> bool:
 def trusted_bots(entries: Iterable[BotEntry], variant: str | None = None) -> list[TrustedBot]:
     """The arena's own bots with kernels (the policy bots) among catalog ``entries``, each with
     the variant (``variant`` if it plays it) and the smallest table it plays."""
-    from bots.policy import POLICIES
+    from bots.policy import policies
 
     found = []
     for entry in entries:
-        if not is_builtin(entry.distribution) or entry.name not in POLICIES:
+        if not is_builtin(entry.distribution) or entry.name not in policies():
             continue  # not ours, or a bot without kernels
         chosen = variant if variant is not None and variant in entry.variants else entry.variants[0]
         found.append(TrustedBot(entry.name, entry.plugin, chosen, min(entry.players)))
