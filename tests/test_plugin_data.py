@@ -319,17 +319,52 @@ def test_the_listing_key_follows_the_package_content(
     assert listing_key(plugin, settings) not in (None, key)
 
 
-def test_an_editable_install_is_not_remembered(
-    fixture_site: Callable[[str], Path], tmp_path: Path
-) -> None:
-    site, plugin = _site_copy(fixture_site, tmp_path)
-    assert plugin.dist is not None and content_stamp(plugin.dist) is not None
+def _make_editable(site: Path, lines: list[str]) -> None:
+    """Turn the copied site's distribution into an editable install whose ``.pth`` holds
+    ``lines`` (and is recorded, as pip records it)."""
     [info] = site.glob("*.dist-info")
     (info / "direct_url.json").write_text(
         json.dumps({"url": "file:///src", "dir_info": {"editable": True}})
     )
-    assert content_stamp(plugin.dist) is None
-    assert listing_key(plugin, {}) is None
+    pth = site / "__editable__.arena_test_crowd-1.0.pth"
+    pth.write_text("".join(f"{line}\n" for line in lines))
+    with (info / "RECORD").open("a") as record:
+        record.write(f"{pth.name},,\n")
+
+
+def test_an_editable_install_is_remembered_by_its_sources(
+    fixture_site: Callable[[str], Path], tmp_path: Path
+) -> None:
+    site, plugin = _site_copy(fixture_site, tmp_path)
+    sources = tmp_path / "project" / "src"
+    (sources / "crowd").mkdir(parents=True)
+    module = sources / "crowd" / "plugin.py"
+    module.write_text("# the author's source\n")
+    _make_editable(site, [str(sources)])
+    settings = {"sandbox": "none"}
+    key = listing_key(plugin, settings)
+    assert key is not None and key == listing_key(plugin, settings)
+    module.write_text("# the author's source, edited\n")
+    assert listing_key(plugin, settings) not in (None, key)
+
+
+def test_a_package_whose_sources_cannot_be_followed_is_remembered_by_its_metadata(
+    fixture_site: Callable[[str], Path], tmp_path: Path
+) -> None:
+    site, plugin = _site_copy(fixture_site, tmp_path)
+    _make_editable(site, ["import something_unknown; something_unknown.install()"])
+    assert plugin.dist is not None and content_stamp(plugin.dist) is None
+    key = listing_key(plugin, {})
+    assert key is not None  # never asked on every command: a hanging hook would cost each time
+    module = site / "crowd" / "plugin.py"
+    module.write_text(module.read_text() + "\n# changed\n")
+    assert listing_key(plugin, {}) == key  # what it is remembered by is its metadata alone
+    [info] = site.glob("*.dist-info")
+    (info / "entry_points.txt").write_text("[arena.bots]\ncrowd = crowd.plugin\n")
+    assert listing_key(plugin, {}) != key
+    # the arena's own plugin, trusted, is asked again rather than remembered by its metadata
+    own = PluginInfo("reference", "bots.plugin", "loveletter-arena", "0.1.0", plugin.dist)
+    assert listing_key(own, {}) is None
 
 
 def test_the_catalog_keeps_each_third_party_plugin_s_answer(
