@@ -28,8 +28,10 @@ from __future__ import annotations
 
 import ast
 import importlib
+import io
 import pkgutil
 import re
+import tokenize
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from functools import cache
@@ -173,7 +175,26 @@ class _Names(ast.NodeTransformer):
 
 
 def _literal(node: ast.expr) -> Any:
+    for name in ast.walk(node):
+        if isinstance(name, ast.Name) and name.id not in _NAMES:
+            raise ValueError(f"the name {name.id!r} (line {name.lineno})")
     return ast.literal_eval(_Names().visit(node))
+
+
+def _statements(source: str, start: int, path: Path) -> list[ast.stmt]:
+    """The module-level statement of ``source`` that begins at offset ``start`` (tokenizing and
+    parsing only it: a policy module is long, its declaration short), or every statement of the
+    module if that is not one."""
+    rest = source[start:]
+    try:
+        for token in tokenize.generate_tokens(io.StringIO(rest).readline):
+            if token.type == tokenize.NEWLINE:
+                tree = ast.parse("\n".join(rest.splitlines()[: token.end[0]]), str(path))
+                ast.increment_lineno(tree, source.count("\n", 0, start))
+                return tree.body
+    except (SyntaxError, tokenize.TokenError):
+        pass
+    return ast.parse(source, str(path)).body
 
 
 def read_declaration(path: Path, module: str) -> ReferenceBot | None:
@@ -182,9 +203,10 @@ def read_declaration(path: Path, module: str) -> ReferenceBot | None:
     a call of a declaration type (:class:`PolicyInfo`, :class:`PlainBot`) with literal
     arguments."""
     source = path.read_text(encoding="utf-8")
-    if not re.search(rf"^{DECLARATION}\b", source, re.MULTILINE):
+    found = re.search(rf"^{DECLARATION}\s*[:=]", source, re.MULTILINE)
+    if found is None:
         return None
-    for node in ast.parse(source, str(path)).body:
+    for node in _statements(source, found.start(), path):
         if isinstance(node, ast.Assign):
             named = any(isinstance(t, ast.Name) and t.id == DECLARATION for t in node.targets)
         elif isinstance(node, ast.AnnAssign):
