@@ -28,10 +28,8 @@ from __future__ import annotations
 
 import ast
 import importlib
-import io
 import pkgutil
 import re
-import tokenize
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from functools import cache
@@ -181,20 +179,34 @@ def _literal(node: ast.expr) -> Any:
     return ast.literal_eval(_Names().visit(node))
 
 
+def _declaration_start(source: str) -> int:
+    """Where a line ``BOT =`` (or ``BOT:``) begins in ``source``, or -1 (a plain substring
+    search first: most modules of the package hold no declaration)."""
+    at = -1
+    while True:
+        at = source.find(DECLARATION, at + 1)
+        if at < 0:
+            return -1
+        if (at == 0 or source[at - 1] == "\n") and re.match(
+            r"\s*[:=]", source[at + len(DECLARATION) : at + len(DECLARATION) + 8]
+        ):
+            return at
+
+
 def _statements(source: str, start: int, path: Path) -> list[ast.stmt]:
-    """The module-level statement of ``source`` that begins at offset ``start`` (tokenizing and
-    parsing only it: a policy module is long, its declaration short), or every statement of the
-    module if that is not one."""
-    rest = source[start:]
+    """The module-level statement of ``source`` that begins at offset ``start``: its lines up
+    to the next one that starts code at the margin (parsing only them: a policy module is long,
+    its declaration short), or every statement of the module if those lines are not one."""
+    lines = source[start:].split("\n")
+    end = 1
+    while end < len(lines) and (not lines[end] or lines[end][0] in " \t)]}#"):
+        end += 1
     try:
-        for token in tokenize.generate_tokens(io.StringIO(rest).readline):
-            if token.type == tokenize.NEWLINE:
-                tree = ast.parse("\n".join(rest.splitlines()[: token.end[0]]), str(path))
-                ast.increment_lineno(tree, source.count("\n", 0, start))
-                return tree.body
-    except (SyntaxError, tokenize.TokenError):
-        pass
-    return ast.parse(source, str(path)).body
+        tree = ast.parse("\n".join(lines[:end]), str(path))
+    except SyntaxError:
+        return ast.parse(source, str(path)).body
+    ast.increment_lineno(tree, source.count("\n", 0, start))
+    return tree.body
 
 
 def read_declaration(path: Path, module: str) -> ReferenceBot | None:
@@ -203,10 +215,10 @@ def read_declaration(path: Path, module: str) -> ReferenceBot | None:
     a call of a declaration type (:class:`PolicyInfo`, :class:`PlainBot`) with literal
     arguments."""
     source = path.read_text(encoding="utf-8")
-    found = re.search(rf"^{DECLARATION}\s*[:=]", source, re.MULTILINE)
-    if found is None:
+    start = _declaration_start(source)
+    if start < 0:
         return None
-    for node in _statements(source, found.start(), path):
+    for node in _statements(source, start, path):
         if isinstance(node, ast.Assign):
             named = any(isinstance(t, ast.Name) and t.id == DECLARATION for t in node.targets)
         elif isinstance(node, ast.AnnAssign):
