@@ -47,9 +47,20 @@ def cli() -> None:
 
 
 def _add_commands() -> None:
-    from arena.cli import bench, bots, decks, games, kit, match, play, research, tournament
+    from arena.cli import (
+        bench,
+        bots,
+        decks,
+        games,
+        kit,
+        match,
+        play,
+        research,
+        submit,
+        tournament,
+    )
 
-    for module in (play, bots, bench, research, kit, decks, tournament, match, games):
+    for module in (play, bots, bench, research, kit, decks, tournament, match, games, submit):
         for command in module.COMMANDS:
             cli.add_command(command)
 

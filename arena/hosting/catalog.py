@@ -43,6 +43,7 @@ from arena.hosting.plugins import (
     refused_bot,
 )
 from arena.hosting.sandbox import HostProcess, Limits, Sandbox, SandboxError, choose_sandbox
+from arena.hosting.submissions import Record, Store, submission_ref
 
 #: Seconds a plugin may take to describe itself (read when the catalog is loaded).
 LIST_TIME = 60.0
@@ -395,8 +396,27 @@ def _metadata_problem(plugin: PluginInfo) -> str | None:
 REMEMBERED_NOTE = " (remembered until the package changes; arena bots --refresh asks again)"
 
 
+def _submitted_plugins(store: Store) -> list[tuple[PluginInfo, dict[str, Any], Record]]:
+    """The plugins of the submissions that play by default (each distribution's latest version
+    not withdrawn), with the listing each sent when it was submitted."""
+    out = []
+    for record in store.playing():
+        for entry_point, plugin in sorted(record.plugins.items()):
+            info = PluginInfo(
+                submission_ref(record.content, entry_point),
+                str(plugin.get("value", "")),
+                record.distribution,
+                f"{record.package_version} (submission {record.version})",
+            )
+            out.append((info, plugin.get("listing") or {}, record))
+    return out
+
+
 def load_catalog(
-    sandbox: Sandbox | None = None, timeout: float | None = None, refresh: bool = False
+    sandbox: Sandbox | None = None,
+    timeout: float | None = None,
+    refresh: bool = False,
+    store: Store | None = None,
 ) -> Catalog:
     """Ask every ``arena.bots`` plugin, each in its own host process (all at once), what it
     registers, and settle who owns which name.
@@ -407,7 +427,11 @@ def load_catalog(
     is a recorded fault, not an unknown one. Each has ``timeout`` seconds (default
     :data:`LIST_TIME`) to answer. An answer, or the failure to give one, is remembered by the
     content of the plugin's package (:mod:`arena.hosting.listing_cache`) and not asked again
-    until that changes, unless ``refresh``."""
+    until that changes, unless ``refresh``.
+
+    The submissions of ``store`` (default: :func:`arena.hosting.submissions.root`) join after
+    the installed plugins: each distribution's latest version not withdrawn, with what it said
+    it registers when it was submitted (asked then, in a sandboxed host of its snapshot)."""
     sandbox = sandbox if sandbox is not None else choose_sandbox()
     sandbox = replace(sandbox, limits=Limits())
     timeout = LIST_TIME if timeout is None else timeout
@@ -473,6 +497,22 @@ def load_catalog(
     finally:  # also on Ctrl-C: no listing host is left behind
         for host in hosts.values():
             host.close()
+    for plugin, listing, _ in _submitted_plugins(store if store is not None else Store()):
+        try:
+            sandbox.check(plugin.ref, plugin.distribution)
+        except SandboxError as exc:
+            catalog.errors.append(_listing_error(plugin, f"not listed: {exc}"))
+            continue
+        package = canonical(plugin.distribution)
+        try:
+            claimed = _claims(plugin, listing, counted.get(package, (0, 0)))
+        except (KeyError, TypeError, ValueError, AttributeError) as exc:
+            catalog.errors.append(_listing_error(plugin, f"malformed listing: {exc}"))
+            continue
+        bots += claimed[0]
+        deck_sets += claimed[1]
+        before = counted.get(package, (0, 0))
+        counted[package] = (before[0] + len(claimed[0]), before[1] + len(claimed[1]))
     owned_bots, owned_decks = settle("bot", bots), settle("deck set", deck_sets)
     catalog.bots, catalog.contested = owned_bots.owned, owned_bots.contested
     catalog.deck_sets = owned_decks.owned

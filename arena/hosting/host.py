@@ -57,12 +57,16 @@ def _error_text(exc: BaseException) -> str:
     return f"{type(exc).__name__}: {exc}{where}"
 
 
+#: A submission's snapshot, when this host serves one (``--submission``).
+_SNAPSHOT: list[str] = []
+
+
 def _load(plugin: str) -> Any:
     """The registry of the one entry point ``plugin`` names (``DISTRIBUTION:ENTRY_POINT``, or an
-    entry-point name no other distribution uses)."""
+    entry-point name no other distribution uses, or a submission's ``@SHA256:ENTRY_POINT``)."""
     from arena.hosting.plugins import load_registry
 
-    return load_registry(only=plugin)
+    return load_registry(only=plugin, snapshot=_SNAPSHOT[0] if _SNAPSHOT else None)
 
 
 def _listing(plugin: str) -> bytes:
@@ -178,11 +182,21 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("--bot", help="the bot to serve: NAME or NAME[param=value,...]")
     parser.add_argument("--list", action="store_true", help="describe the plugin's bots and exit")
+    parser.add_argument(
+        "--submission",
+        metavar="SNAPSHOT",
+        help="the read-only snapshot of the submission the plugin comes from: appended to "
+        "sys.path (after the arena's own paths; no .pth file in it runs)",
+    )
     parser.add_argument("--memory-mb", type=int, default=0, help="address-space limit (0: none)")
     parser.add_argument("--processes", type=int, default=0, help="process limit (0: none)")
     args = parser.parse_args(argv)
     proto_in, proto_out = _take_protocol_streams()
     _limit(args.memory_mb, args.processes)
+    if args.submission:
+        # a plain append: after the arena's paths, so it shadows none of them, and no .pth runs
+        sys.path.append(args.submission)
+        _SNAPSHOT.append(args.submission)
     if args.list:
         proto_out.write(_listing(args.plugin))
         proto_out.flush()

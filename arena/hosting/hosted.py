@@ -32,6 +32,7 @@ from arena.errors import (
 )
 from arena.hosting import protocol as P
 from arena.hosting.sandbox import HostProcess, Sandbox, choose_sandbox
+from arena.hosting.submissions import parse_ref, snapshot_dir
 from arena.referee.play import GRACE, BotHandle, Turn
 
 #: Seconds a host may take to start (import its plugin, build and warm up its bot) before it is
@@ -169,12 +170,18 @@ class HostHandle(BotHandle):
             "--bot",
             self.spec,
         ]
+        binds: list[str] = []
+        parsed = parse_ref(self.plugin)
+        if parsed is not None:  # a submission: its own snapshot, read-only, and no other
+            snapshot = str(snapshot_dir(parsed[0]))
+            argv += ["--submission", snapshot]
+            binds.append(snapshot)
         argv += ["--memory-mb", str(self.memory_mb)]
         if self.sandbox.isolated and self.sandbox.hierarchy is None:
             argv += ["--processes", str(self.sandbox.limits.processes)]
         self._buffer = b""
         self.limit_hit = None
-        self._host = self.sandbox.launch(argv)
+        self._host = self.sandbox.launch(argv, binds)
         self._proc = self._host.process
         self.starts += 1
         assert self._proc.stdout is not None

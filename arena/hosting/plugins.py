@@ -30,6 +30,7 @@ from arena.hosting.names import (
     one_line,
     settle,
 )
+from arena.hosting.submissions import REF_PREFIX, parse_ref, snapshot_distribution
 
 GROUP = "arena.bots"
 
@@ -143,7 +144,10 @@ def _distribution_of(ep: md.EntryPoint) -> tuple[str, str]:
 
 def plugin_ref(distribution: str, entry_point: str) -> str:
     """How a host is told which plugin to load: ``DISTRIBUTION:ENTRY_POINT`` (just the entry
-    point when the distribution is unknown)."""
+    point when the distribution is unknown); a submitted plugin is known by its own reference,
+    ``@SHA256:ENTRY_POINT`` (:func:`arena.hosting.submissions.submission_ref`), kept as it is."""
+    if entry_point.startswith(REF_PREFIX):
+        return entry_point
     return f"{distribution}:{entry_point}" if distribution else entry_point
 
 
@@ -212,6 +216,20 @@ def find_entry_point(ref: str) -> md.EntryPoint:
     return found[0]
 
 
+def submission_entry_point(ref: str, snapshot: str) -> md.EntryPoint:
+    """The entry point a submission's reference (``@SHA256:ENTRY_POINT``) names, read from the
+    metadata of its snapshot ``snapshot`` (which the host has appended to ``sys.path``)."""
+    parsed = parse_ref(ref)
+    assert parsed is not None
+    from pathlib import Path
+
+    dist = snapshot_distribution(Path(snapshot))
+    for ep in dist.entry_points:
+        if ep.group == GROUP and ep.name == parsed[1]:
+            return ep
+    raise UnknownBotError(f"the submission has no {GROUP!r} entry point {parsed[1]!r}")
+
+
 def _failure(exc: BaseException) -> str:
     return one_line(f"{type(exc).__name__}: {exc}")
 
@@ -220,20 +238,25 @@ def load_registry(
     extra_plugins: Iterable[tuple[str, object]] = (),
     entry_points: bool = True,
     only: str | None = None,
+    snapshot: str | None = None,
 ) -> Registry:
     """Load the ``arena.bots`` plugins (and ``extra_plugins``, as ``(name, plugin)`` pairs, with
     no distribution) and collect their bots and deck sets, their names settled by the rule of
     :mod:`arena.hosting.names`. A plugin that fails, and every refused name, is listed in
     ``errors``; the rest load. With ``only`` (a :func:`plugin_ref`), just that one entry point is
     loaded (a bot host loads its own plugin and no other); :class:`UnknownBotError` if there is
-    none.
+    none. A submitted plugin (``only`` is ``@SHA256:ENTRY_POINT``) is found in the metadata of
+    its ``snapshot``.
     """
     registry = Registry()
     pm = pluggy.PluginManager("arena")
     pm.add_hookspecs(hookspecs)
     origin: dict[str, tuple[str, str, str]] = {}  # pluggy name -> plugin, distribution, version
     if entry_points:
-        found = [find_entry_point(only)] if only is not None else _entry_points()
+        if only is not None and snapshot is not None:
+            found = [submission_entry_point(only, snapshot)]
+        else:
+            found = [find_entry_point(only)] if only is not None else _entry_points()
         for ep in found:
             dist, version = _distribution_of(ep)
             ref = plugin_ref(dist, ep.name)

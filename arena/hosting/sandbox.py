@@ -37,7 +37,7 @@ from typing import Any
 
 from arena.engine.jitcache import cache_dir
 from arena.errors import ArenaError
-from arena.hosting import cgroups
+from arena.hosting import cgroups, submissions
 from arena.hosting.names import is_builtin
 
 #: Environment variables a host inherits; everything else (``ARENA_DB`` with its password, tokens,
@@ -211,8 +211,12 @@ class Sandbox:
             env["ARENA_TRUSTED_KERNELS"] = str(Path(self.kernels) / "numba")
         return env
 
-    def command(self, argv: Sequence[str], seccomp_fd: int | None = None) -> list[str]:
-        """The command line that runs ``argv`` (a host command) under this sandbox."""
+    def command(
+        self, argv: Sequence[str], seccomp_fd: int | None = None, binds: Sequence[str] = ()
+    ) -> list[str]:
+        """The command line that runs ``argv`` (a host command) under this sandbox; ``binds``
+        are directories this host alone sees besides :attr:`exposed` (read-only: a submission's
+        snapshot)."""
         if not self.isolated:
             return list(argv)
         cmd = [
@@ -231,7 +235,7 @@ class Sandbox:
             elif os.path.isdir(path):
                 cmd += ["--ro-bind", path, path]
         cmd += ["--ro-bind-try", "/etc/ld.so.cache", "/etc/ld.so.cache"]
-        for path in self.exposed:
+        for path in (*self.exposed, *binds):
             cmd += ["--ro-bind", path, path]
         if self.kernels:
             cmd += ["--ro-bind", self.kernels, self.kernels]
@@ -249,9 +253,10 @@ class Sandbox:
         """Where a host process starts (outside the sandbox: an empty temporary directory)."""
         return "/" if self.isolated else _scratch()
 
-    def launch(self, argv: Sequence[str]) -> HostProcess:
+    def launch(self, argv: Sequence[str], binds: Sequence[str] = ()) -> HostProcess:
         """Start ``argv`` (a host command) under this sandbox, with pipes for its standard
-        streams, in its own session and (where possible) its own control group."""
+        streams, in its own session and (where possible) its own control group; ``binds`` are
+        shown to this host alone, read-only (see :meth:`command`)."""
         group = None
         if self.isolated and self.hierarchy is not None:
             group = cgroups.BotGroup(
@@ -268,7 +273,7 @@ class Sandbox:
             os.write(write_end, program)  # a few hundred bytes: never blocks
             os.close(write_end)
             pass_fds.append(seccomp_fd)
-        command = self.command(argv, seccomp_fd)
+        command = self.command(argv, seccomp_fd, binds)
         if group is not None:
             # Join the group before anything of the bot runs: a shell writes its own pid into
             # the group, then becomes bubblewrap.
@@ -429,12 +434,14 @@ def choose_sandbox(
             raise SandboxError(error)
         return Sandbox("none", limits, warning=error, kernels=kernels, fallback=True)
     exposed = _exposed()
-    for secret in hide:
+    # the submissions store: each host is shown its own snapshot, never the others
+    for secret in (*hide, submissions.root()):
         path = os.path.realpath(os.fspath(secret))
         if _inside(path, exposed):
             raise SandboxError(
-                f"{path} is inside a directory the sandbox shows to bots; keep the database "
-                "and deck files outside the Python environment and the installed packages"
+                f"{path} is inside a directory the sandbox shows to bots; keep the database, "
+                "deck files and submissions (ARENA_SUBMISSIONS) outside the Python environment "
+                "and the installed packages"
             )
     found = cgroups.probe()
     hierarchy = found if isinstance(found, cgroups.Hierarchy) else None

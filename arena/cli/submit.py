@@ -1,0 +1,91 @@
+"""``arena submit``, ``arena submissions`` and ``arena withdraw``: strangers' bots, built in the
+sandbox and kept as read-only snapshots outside the arena's environment
+(:mod:`arena.hosting.build`, :mod:`arena.hosting.submissions`)."""
+
+from __future__ import annotations
+
+import json
+
+import click
+
+from arena.cli.options import json_option
+from arena.errors import printable
+
+
+@click.command()
+@click.argument("path", type=click.Path(exists=True, file_okay=True, dir_okay=True))
+@click.option(
+    "--network",
+    is_flag=True,
+    help="Let the build fetch what it needs as wheels only: the build backend (with build "
+    "isolation) and declared dependencies the arena's environment lacks. Without it the build "
+    "has no network at all.",
+)
+@json_option
+def submit(path: str, network: bool, as_json: bool) -> None:
+    """Make the bot package PATH (a wheel, a source package or a project directory) playable
+    here, without running any of its code outside the sandbox.
+
+    It is built and installed inside the bubblewrap sandbox (no privilege, no view of the
+    arena's files, the database or other bots, a time and size limit) into a read-only
+    snapshot of its own in the submissions store ($ARENA_SUBMISSIONS, default
+    ~/.local/share/loveletter-arena/submissions), never into the arena's environment. Each
+    submit of a distribution is its next version; tournaments play the latest unless told
+    NAME@VERSION. Bubblewrap is required (docs/sandbox.md).
+    """
+    from arena.hosting.build import submit as build_and_store
+
+    done = build_and_store(path, network=network)
+    record = done.record
+    if as_json:
+        click.echo(json.dumps({**record.to_json(), "seconds": round(done.seconds, 3)}, indent=2))
+        return
+    click.echo(
+        printable(
+            f"submitted {record.distribution} version {record.version} "
+            f"({record.package_version}, sha256 {record.content[:16]}) in {done.seconds:.1f} s: "
+            f"bots {', '.join(record.bots)}"
+        )
+    )
+
+
+@click.command()
+@click.option("--log", "show_log", is_flag=True, help="Print each version's build log too.")
+@json_option
+def submissions(show_log: bool, as_json: bool) -> None:
+    """List every submitted version: distribution, version, content hash, when, the bots it
+    registers, whether it is withdrawn, and where its build log is."""
+    from arena.hosting.build import read_log
+    from arena.hosting.submissions import Store
+
+    records = Store().records()
+    if as_json:
+        click.echo(json.dumps([r.to_json() for r in records], indent=2))
+        return
+    if not records:
+        click.echo("no submissions (arena submit PATH adds one)")
+    for r in records:
+        state = " (withdrawn)" if r.withdrawn else ""
+        click.echo(
+            printable(
+                f"{r.distribution} {r.version}{state}: {r.package_version}, sha256 {r.content}, "
+                f"{r.created}, bots {', '.join(r.bots)}, log {r.log}"
+            )
+        )
+        if show_log:
+            click.echo(printable(read_log(r), keep="\n\t"))
+
+
+@click.command()
+@click.argument("distribution")
+@click.argument("version", type=int)
+def withdraw(distribution: str, version: int) -> None:
+    """Take VERSION of the submitted DISTRIBUTION out of future play. Its snapshot and every
+    game it played stay; the latest version not withdrawn plays by default."""
+    from arena.hosting.submissions import Store
+
+    record = Store().withdraw(distribution, version)
+    click.echo(printable(f"withdrew {record.distribution} version {record.version}"))
+
+
+COMMANDS = [submit, submissions, withdraw]

@@ -1,0 +1,269 @@
+"""The submissions store: strangers' bots, each version a read-only snapshot of its installed
+files, outside the arena's environment (``docs/sandbox.md``, "Submissions").
+
+``arena submit`` (:mod:`arena.hosting.build`) builds and installs a package inside the sandbox
+into a directory of its own; this module keeps the result. The store is a directory
+(:func:`root`: ``$ARENA_SUBMISSIONS``, else ``$XDG_DATA_HOME/loveletter-arena/submissions``;
+data the operator keeps, not a cache that may be wiped, and never inside the Python environment,
+the checkout or anything a host is shown) holding:
+
+- ``snapshots/<sha256>/``: the installed files of one build, named by the hash of their names and
+  bytes (:func:`content_hash`), made read-only and never changed after they are moved there;
+- ``records/<distribution>/<n>.json``: one small record per version (distribution, version
+  number ``n`` = 1, 2, ... per distribution, content hash, when, its plugins with what each
+  registers, the build log, withdrawn or not), written atomically under a lock (``fcntl`` on
+  ``lock``) so two submits never take the same number;
+- ``logs/<distribution>-<n>.log``: the build's output.
+
+Nothing here imports, or puts on any path, a submission's code: entry points are read from the
+snapshot's ``*.dist-info/entry_points.txt`` (:func:`snapshot_distribution`), top-level names
+from its ``RECORD``.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import hashlib
+import importlib.metadata as md
+import json
+import os
+import re
+import stat
+import tempfile
+from collections.abc import Iterator
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+from arena.errors import ArenaError
+
+#: The prefix of a plugin reference that names a submission: ``@<sha256>:<entry point>``. A
+#: distribution's name never holds ``@`` or ``:``, so it cannot be mistaken for an installed one.
+REF_PREFIX = "@"
+#: Top-level names a submission may not ship: the arena's own packages.
+ARENA_PACKAGES = ("arena", "bots", "solver", "leaderboard")
+_HASH = re.compile(r"^[0-9a-f]{64}$")
+
+
+class SubmissionError(ArenaError):
+    """A submission that cannot be built, stored or found (one line)."""
+
+
+def root() -> Path:
+    """The store's directory: ``$ARENA_SUBMISSIONS``, else
+    ``$XDG_DATA_HOME/loveletter-arena/submissions`` (``~/.local/share`` when unset)."""
+    given = os.environ.get("ARENA_SUBMISSIONS")
+    if given:
+        return Path(given).absolute()
+    base = os.environ.get("XDG_DATA_HOME") or os.path.join(os.path.expanduser("~"), ".local/share")
+    return Path(base) / "loveletter-arena" / "submissions"
+
+
+def submission_ref(content: str, entry_point: str) -> str:
+    """The plugin reference of entry point ``entry_point`` of the snapshot ``content``."""
+    return f"{REF_PREFIX}{content}:{entry_point}"
+
+
+def parse_ref(ref: str) -> tuple[str, str] | None:
+    """``(content hash, entry point)`` of a submission's plugin reference, else ``None``."""
+    if not ref.startswith(REF_PREFIX):
+        return None
+    content, colon, entry_point = ref[1:].partition(":")
+    if not colon or not _HASH.match(content):
+        raise SubmissionError(f"bad submission reference {ref!r}")
+    return content, entry_point
+
+
+def snapshot_dir(content: str, base: Path | None = None) -> Path:
+    """Where the snapshot ``content`` lives."""
+    if not _HASH.match(content):
+        raise SubmissionError(f"bad content hash {content!r}")
+    return (base or root()) / "snapshots" / content
+
+
+def canonical_dist(name: str) -> str:
+    """A distribution's name as the store files it (PEP 503)."""
+    return re.sub(r"[-_.]+", "-", name).lower()
+
+
+def content_hash(directory: Path) -> str:
+    """The sha256 of every file's relative name and bytes under ``directory`` (links by their
+    target), in sorted order: what names a snapshot."""
+    digest = hashlib.sha256()
+    for path in sorted(directory.rglob("*"), key=lambda p: p.relative_to(directory).as_posix()):
+        relative = path.relative_to(directory).as_posix()
+        info = path.lstat()
+        if stat.S_ISLNK(info.st_mode):
+            digest.update(f"L\0{relative}\0{os.readlink(path)}\0".encode())
+        elif stat.S_ISREG(info.st_mode):
+            digest.update(f"F\0{relative}\0{info.st_size}\0".encode())
+            with path.open("rb") as stream:
+                for chunk in iter(lambda: stream.read(1 << 20), b""):
+                    digest.update(chunk)
+        elif stat.S_ISDIR(info.st_mode):
+            digest.update(f"D\0{relative}\0".encode())
+    return digest.hexdigest()
+
+
+def make_read_only(directory: Path) -> None:
+    """Take every write permission from ``directory`` and what it holds."""
+    for path in sorted(directory.rglob("*"), reverse=True):
+        if not path.is_symlink():
+            path.chmod(stat.S_IMODE(path.lstat().st_mode) & ~0o222)
+    directory.chmod(stat.S_IMODE(directory.stat().st_mode) & ~0o222)
+
+
+def make_writable(directory: Path) -> None:
+    """Give the owner write permission again (to remove a snapshot or a staging directory)."""
+    if not directory.exists():
+        return
+    directory.chmod(stat.S_IMODE(directory.stat().st_mode) | 0o700)
+    for path in directory.rglob("*"):
+        if not path.is_symlink():
+            path.chmod(stat.S_IMODE(path.lstat().st_mode) | 0o600 | (0o100 if path.is_dir() else 0))
+
+
+def snapshot_distribution(directory: Path) -> md.Distribution:
+    """The one distribution installed in ``directory`` (read from its ``*.dist-info``, nothing
+    imported); :class:`SubmissionError` if there is none or more than one."""
+    infos = sorted(directory.glob("*.dist-info"))
+    if len(infos) != 1:
+        found = ", ".join(p.name for p in infos) or "none"
+        raise SubmissionError(f"expected one *.dist-info in the build, found {found}")
+    return md.PathDistribution(infos[0])
+
+
+def top_level_names(dist: md.Distribution) -> set[str]:
+    """The top-level modules and packages ``dist`` installs, from its ``RECORD`` (its metadata
+    directories, scripts and anything outside its directory left out)."""
+    names: set[str] = set()
+    for entry in dist.files or []:
+        parts = entry.parts
+        if (
+            not parts
+            or parts[0] in ("..", "bin", "__pycache__")
+            or parts[0].endswith((".dist-info", ".data", ".egg-info"))
+        ):
+            continue
+        first = parts[0]
+        if len(parts) == 1:
+            if not first.endswith((".py", ".so", ".pyd", ".pth")):
+                continue
+            first = first.split(".", 1)[0]
+        names.add(first)
+    return names
+
+
+@dataclass
+class Record:
+    """One version of a submitted distribution (see the module docstring). ``plugins`` maps
+    each ``arena.bots`` entry point to ``{"value": ..., "listing": ...}``: the listing its host
+    sent when it was submitted (what it registers)."""
+
+    distribution: str
+    version: int
+    content: str
+    package_version: str
+    created: str
+    plugins: dict[str, dict[str, Any]] = field(default_factory=dict)
+    log: str = ""
+    withdrawn: bool = False
+
+    @property
+    def bots(self) -> list[str]:
+        """The names of the bots it registers."""
+        return [
+            str(bot.get("name"))
+            for plugin in self.plugins.values()
+            for bot in (plugin.get("listing") or {}).get("bots") or []
+            if isinstance(bot, dict)
+        ]
+
+    def to_json(self) -> dict[str, Any]:
+        """A JSON-ready dict (with the bots it registers)."""
+        return {**asdict(self), "bots": self.bots}
+
+
+class Store:
+    """The submissions store at ``base`` (default :func:`root`)."""
+
+    def __init__(self, base: Path | None = None) -> None:
+        self.base = base if base is not None else root()
+
+    def snapshot(self, content: str) -> Path:
+        """Where snapshot ``content`` lives."""
+        return snapshot_dir(content, self.base)
+
+    @contextlib.contextmanager
+    def lock(self) -> Iterator[None]:
+        """Hold the store's lock (one writer at a time, across processes)."""
+        self.base.mkdir(parents=True, exist_ok=True)
+        with open(self.base / "lock", "a+") as handle:
+            fcntl.flock(handle, fcntl.LOCK_EX)
+            try:
+                yield
+            finally:
+                fcntl.flock(handle, fcntl.LOCK_UN)
+
+    def _record_path(self, distribution: str, version: int) -> Path:
+        return self.base / "records" / canonical_dist(distribution) / f"{version}.json"
+
+    def records(self, distribution: str | None = None) -> list[Record]:
+        """Every stored version (of ``distribution``), by distribution then version."""
+        top = self.base / "records"
+        if distribution is not None:
+            dirs = [top / canonical_dist(distribution)]
+        else:
+            dirs = sorted(top.iterdir()) if top.is_dir() else []
+        out = []
+        for directory in dirs:
+            for path in directory.glob("*.json") if directory.is_dir() else []:
+                try:
+                    data = json.loads(path.read_text())
+                    out.append(Record(**data))
+                except (OSError, ValueError, TypeError):
+                    continue
+        return sorted(out, key=lambda r: (canonical_dist(r.distribution), r.version))
+
+    def write(self, record: Record) -> None:
+        """Write ``record`` atomically (hold :meth:`lock` when numbering a new one)."""
+        path = self._record_path(record.distribution, record.version)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd, temporary = tempfile.mkstemp(dir=path.parent, prefix=".", suffix=".tmp")
+        try:
+            with os.fdopen(fd, "w") as out:
+                json.dump(asdict(record), out, indent=1, sort_keys=True)
+            os.replace(temporary, path)
+        except BaseException:
+            with contextlib.suppress(OSError):
+                os.unlink(temporary)
+            raise
+
+    def next_version(self, distribution: str) -> int:
+        """The number the next version of ``distribution`` gets."""
+        return max((r.version for r in self.records(distribution)), default=0) + 1
+
+    def playing(self) -> list[Record]:
+        """The version of each distribution that plays by default: its latest not withdrawn."""
+        latest: dict[str, Record] = {}
+        for record in self.records():
+            if not record.withdrawn:
+                latest[canonical_dist(record.distribution)] = record
+        return list(latest.values())
+
+    def find(self, distribution: str, version: int) -> Record:
+        """Version ``version`` of ``distribution``; :class:`SubmissionError` if there is none."""
+        for record in self.records(distribution):
+            if record.version == version:
+                return record
+        raise SubmissionError(f"no submission {distribution} version {version}")
+
+    def withdraw(self, distribution: str, version: int) -> Record:
+        """Take version ``version`` of ``distribution`` out of future play (its snapshot and the
+        games it played stay)."""
+        with self.lock():
+            record = self.find(distribution, version)
+            record.withdrawn = True
+            self.write(record)
+        return record

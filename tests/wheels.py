@@ -1,0 +1,90 @@
+"""Build small wheels for tests, byte by byte (no package code runs, no network)."""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import zipfile
+from pathlib import Path
+
+#: A plugin module registering one bot ``{name}`` that plays its first legal action; ``{extra}``
+#: is code run when the plugin is imported (in its host).
+PLUGIN = """
+from arena.bot import Bot
+from arena.hookspecs import hookimpl
+
+
+class FirstLegal(Bot):
+    def act(self, observation):
+        return observation.legal_actions[0]
+
+
+{extra}
+
+
+@hookimpl
+def arena_register_bots(register):
+    register({name!r}, {factory}, "a submitted bot")
+"""
+
+
+def _hash(data: bytes) -> str:
+    return "sha256=" + base64.urlsafe_b64encode(hashlib.sha256(data).digest()).rstrip(b"=").decode()
+
+
+def make_wheel(
+    directory: Path,
+    distribution: str,
+    version: str,
+    files: dict[str, str],
+    entry_points: str,
+    requires: tuple[str, ...] = (),
+    top_level: str | None = None,
+) -> Path:
+    """A wheel of ``distribution`` holding ``files`` (path -> text) with ``entry_points`` (the
+    text of ``entry_points.txt``)."""
+    name = distribution.replace("-", "_")
+    info = f"{name}-{version}.dist-info"
+    metadata = f"Metadata-Version: 2.1\nName: {distribution}\nVersion: {version}\n"
+    metadata += "".join(f"Requires-Dist: {r}\n" for r in requires)
+    content = dict(files)
+    content[f"{info}/METADATA"] = metadata
+    content[f"{info}/WHEEL"] = (
+        "Wheel-Version: 1.0\nGenerator: tests\nRoot-Is-Purelib: true\nTag: py3-none-any\n"
+    )
+    content[f"{info}/entry_points.txt"] = entry_points
+    if top_level is not None:
+        content[f"{info}/top_level.txt"] = top_level
+    record = [
+        f"{path},{_hash(text.encode())},{len(text.encode())}" for path, text in content.items()
+    ]
+    record.append(f"{info}/RECORD,,")
+    content[f"{info}/RECORD"] = "\n".join(record) + "\n"
+    path = directory / f"{name}-{version}-py3-none-any.whl"
+    directory.mkdir(parents=True, exist_ok=True)
+    with zipfile.ZipFile(path, "w") as archive:
+        for file, text in content.items():
+            archive.writestr(file, text)
+    return path
+
+
+def bot_wheel(
+    directory: Path,
+    distribution: str,
+    bot: str,
+    version: str = "1.0",
+    extra: str = "",
+    factory: str = "FirstLegal",
+    more_files: dict[str, str] | None = None,
+    more_entry_points: str = "",
+    top_level: str | None = None,
+) -> Path:
+    """A wheel whose package (``distribution`` with ``_``) registers bot ``bot``."""
+    package = distribution.replace("-", "_")
+    files = {
+        f"{package}/__init__.py": "",
+        f"{package}/plugin.py": PLUGIN.format(name=bot, extra=extra, factory=factory),
+        **(more_files or {}),
+    }
+    entry_points = f"[arena.bots]\n{bot} = {package}.plugin\n{more_entry_points}"
+    return make_wheel(directory, distribution, version, files, entry_points, top_level=top_level)
