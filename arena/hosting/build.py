@@ -79,7 +79,7 @@ else:
         source = os.path.join("/tmp", os.path.basename(given))
         shutil.copyfile(given, source)
     isolation = ["--only-binary", ":all:"] if network else ["--no-build-isolation"]
-    run("wheel", "--no-deps", *offline, *isolation, "-w", "/tmp/wheels", source)
+    run("wheel", "-v", "--no-deps", *offline, *isolation, "-w", "/tmp/wheels", source)
     built = glob.glob("/tmp/wheels/*.whl")
     if len(built) != 1:
         print("build failed: expected one wheel, got", built, file=sys.stderr)
@@ -169,7 +169,9 @@ def build_command(given: str, inside: str, network: bool, scratch_mb: int = BUIL
     cmd += ["--proc", "/proc", "--remount-ro", "/proc", "--dir", "/dev"]
     for device in DEVICES:
         cmd += ["--dev-bind", device, device]
-    return [*cmd, "--chdir", "/tmp"]
+    # the root (bubblewrap's own tmpfs, holding the mount points) read-only: /tmp is the only
+    # place a build writes, and it is size-limited
+    return [*cmd, "--remount-ro", "/", "--chdir", "/tmp"]
 
 
 def _kind(path: Path) -> str:
@@ -280,7 +282,8 @@ def _list_plugins(snapshot: Path, content: str, plugins: dict[str, str]) -> dict
     for entry_point, value in plugins.items():
         ref = S.submission_ref(content, entry_point)
         argv = [sys.executable, "-m", "arena.hosting.host", "--plugin", ref]
-        host = box.launch([*argv, "--submission", str(snapshot), "--list"], binds=[str(snapshot)])
+        inside = box.submission_path(str(snapshot))
+        host = box.launch([*argv, "--submission", inside, "--list"], [(str(snapshot), inside)])
         try:
             listing, failure = _listing(host.process, time.monotonic() + LIST_TIME, LIST_TIME)
         finally:

@@ -20,6 +20,7 @@ not on every command.
 from __future__ import annotations
 
 import os
+import re
 import selectors
 import subprocess
 import sys
@@ -28,7 +29,7 @@ from dataclasses import asdict, dataclass, field, replace
 from typing import Any
 
 from arena.botspec import BotSpec, ParamRule, declare_params, format_value, unknown_bot
-from arena.errors import printable
+from arena.errors import UnknownBotError, printable
 from arena.hosting import protocol as P
 from arena.hosting.listing_cache import ListingCache, Remembered, listing_key
 from arena.hosting.names import Claim, canonical, check_name, one_line, settle
@@ -154,11 +155,17 @@ class Catalog:
     errors: list[PluginError] = field(default_factory=list)
     #: Bot names several distributions claim, which none may use: name -> why (one line).
     contested: dict[str, str] = field(default_factory=dict)
+    #: The submissions store the catalog read (for ``NAME@VERSION``).
+    store: Store | None = field(default=None, repr=False)
 
     def resolve(self, text: str | BotSpec) -> tuple[BotSpec, BotEntry]:
         """The canonical spec and the entry of a bot named ``NAME[param=value,...]``; raises
         :class:`~arena.errors.UnknownBotError` for an unknown or contested bot or a bad
-        parameter."""
+        parameter. ``NAME@VERSION[...]`` names version ``VERSION`` of a submitted bot (not
+        withdrawn) instead of its latest; the canonical spec is then ``NAME[...]``, its entry's
+        plugin names that version's snapshot."""
+        if isinstance(text, str) and (pinned := _PINNED.match(text)):
+            return self._resolve_pinned(pinned.group(1), int(pinned.group(2)), pinned.group(3))
         spec = BotSpec.parse(text) if isinstance(text, str) else text
         entry = self.bots.get(spec.name)
         if entry is None:
@@ -166,6 +173,33 @@ class Catalog:
                 spec.name, self.bots, [e.plugin for e in self.errors]
             )
         return spec.resolve(entry.params, entry.rules), entry
+
+    def _resolve_pinned(self, name: str, version: int, rest: str) -> tuple[BotSpec, BotEntry]:
+        store = self.store if self.store is not None else Store()
+        owner = self.bots.get(name)
+        for record in store.records():
+            if canonical(name) not in {canonical(b) for b in record.bots}:
+                continue
+            if owner is not None and canonical(owner.distribution) != canonical(
+                record.distribution
+            ):
+                continue  # the name belongs to another distribution now
+            if record.version != version:
+                continue
+            if record.withdrawn:
+                raise UnknownBotError(
+                    f"bot {name!r} version {version} ({record.distribution}) is withdrawn"
+                )
+            for plugin, listing, _ in _record_plugins(record):
+                for claim in _claims(plugin, listing)[0]:
+                    if canonical(claim.name) == canonical(name):
+                        spec = BotSpec.parse(claim.name + rest)
+                        return spec.resolve(claim.item.params, claim.item.rules), claim.item
+        raise UnknownBotError(f"no submitted bot {name!r} of version {version}")
+
+
+#: ``NAME@VERSION`` with parameters or not.
+_PINNED = re.compile(r"^\s*([A-Za-z_][\w.-]*)@(\d+)\s*((?:\[.*\])?)\s*$")
 
 
 def _read_listing(
@@ -399,16 +433,20 @@ REMEMBERED_NOTE = " (remembered until the package changes; arena bots --refresh 
 def _submitted_plugins(store: Store) -> list[tuple[PluginInfo, dict[str, Any], Record]]:
     """The plugins of the submissions that play by default (each distribution's latest version
     not withdrawn), with the listing each sent when it was submitted."""
+    return [item for record in store.playing() for item in _record_plugins(record)]
+
+
+def _record_plugins(record: Record) -> list[tuple[PluginInfo, dict[str, Any], Record]]:
+    """The plugins of one submitted version, with their listings."""
     out = []
-    for record in store.playing():
-        for entry_point, plugin in sorted(record.plugins.items()):
-            info = PluginInfo(
-                submission_ref(record.content, entry_point),
-                str(plugin.get("value", "")),
-                record.distribution,
-                f"{record.package_version} (submission {record.version})",
-            )
-            out.append((info, plugin.get("listing") or {}, record))
+    for entry_point, plugin in sorted(record.plugins.items()):
+        info = PluginInfo(
+            submission_ref(record.content, entry_point),
+            str(plugin.get("value", "")),
+            record.distribution,
+            f"{record.package_version} (submission {record.version})",
+        )
+        out.append((info, plugin.get("listing") or {}, record))
     return out
 
 
@@ -497,7 +535,8 @@ def load_catalog(
     finally:  # also on Ctrl-C: no listing host is left behind
         for host in hosts.values():
             host.close()
-    for plugin, listing, _ in _submitted_plugins(store if store is not None else Store()):
+    catalog.store = store if store is not None else Store()
+    for plugin, listing, _ in _submitted_plugins(catalog.store):
         try:
             sandbox.check(plugin.ref, plugin.distribution)
         except SandboxError as exc:

@@ -170,12 +170,12 @@ class HostHandle(BotHandle):
             "--bot",
             self.spec,
         ]
-        binds: list[str] = []
+        binds: list[tuple[str, str]] = []
         parsed = parse_ref(self.plugin)
         if parsed is not None:  # a submission: its own snapshot, read-only, and no other
             snapshot = str(snapshot_dir(parsed[0]))
-            argv += ["--submission", snapshot]
-            binds.append(snapshot)
+            argv += ["--submission", self.sandbox.submission_path(snapshot)]
+            binds.append((snapshot, self.sandbox.submission_path(snapshot)))
         argv += ["--memory-mb", str(self.memory_mb)]
         if self.sandbox.isolated and self.sandbox.hierarchy is None:
             argv += ["--processes", str(self.sandbox.limits.processes)]

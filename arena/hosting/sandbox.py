@@ -53,6 +53,8 @@ SANDBOX_UID = 65534
 LIBRARY_DIRS = ("/lib", "/lib64", "/lib32", "/libx32", "/usr/lib", "/usr/lib64", "/usr/lib32")
 #: Devices a host gets.
 DEVICES = ("/dev/null", "/dev/urandom")
+#: Where a sandboxed host sees its submission's snapshot (whatever the store's real path).
+SUBMISSION_MOUNT = "/submission"
 #: Where a sandboxed host's numba cache lives (private, in its ``/tmp``).
 PRIVATE_KERNELS = "/tmp/numba"
 
@@ -212,11 +214,14 @@ class Sandbox:
         return env
 
     def command(
-        self, argv: Sequence[str], seccomp_fd: int | None = None, binds: Sequence[str] = ()
+        self,
+        argv: Sequence[str],
+        seccomp_fd: int | None = None,
+        binds: Sequence[tuple[str, str]] = (),
     ) -> list[str]:
         """The command line that runs ``argv`` (a host command) under this sandbox; ``binds``
-        are directories this host alone sees besides :attr:`exposed` (read-only: a submission's
-        snapshot)."""
+        are directories this host alone sees besides :attr:`exposed`, read-only, as ``(path,
+        where it is seen)``: a submission's snapshot, at :data:`SUBMISSION_MOUNT`."""
         if not self.isolated:
             return list(argv)
         cmd = [
@@ -235,8 +240,10 @@ class Sandbox:
             elif os.path.isdir(path):
                 cmd += ["--ro-bind", path, path]
         cmd += ["--ro-bind-try", "/etc/ld.so.cache", "/etc/ld.so.cache"]
-        for path in (*self.exposed, *binds):
+        for path in self.exposed:
             cmd += ["--ro-bind", path, path]
+        for path, inside in binds:
+            cmd += ["--ro-bind", path, inside]
         if self.kernels:
             cmd += ["--ro-bind", self.kernels, self.kernels]
         # /proc read-only: the host's kernel uid is root's when root runs the arena (mapped to
@@ -249,14 +256,18 @@ class Sandbox:
             cmd += ["--seccomp", str(seccomp_fd)]
         return [*cmd, *argv]
 
+    def submission_path(self, snapshot: str) -> str:
+        """Where a host sees the snapshot ``snapshot`` of its submission."""
+        return SUBMISSION_MOUNT if self.isolated else snapshot
+
     def working_directory(self) -> str:
         """Where a host process starts (outside the sandbox: an empty temporary directory)."""
         return "/" if self.isolated else _scratch()
 
-    def launch(self, argv: Sequence[str], binds: Sequence[str] = ()) -> HostProcess:
+    def launch(self, argv: Sequence[str], binds: Sequence[tuple[str, str]] = ()) -> HostProcess:
         """Start ``argv`` (a host command) under this sandbox, with pipes for its standard
         streams, in its own session and (where possible) its own control group; ``binds`` are
-        shown to this host alone, read-only (see :meth:`command`)."""
+        shown to this host alone, read-only (see :meth:`command`; ignored without a sandbox)."""
         group = None
         if self.isolated and self.hierarchy is not None:
             group = cgroups.BotGroup(

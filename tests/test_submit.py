@@ -1,0 +1,343 @@
+"""``arena submit``: strangers' packages come in through the sandbox, and each attack of the issue
+("submitting a bot hands the competition over") is contained, through the real command, the real
+sandbox and the real commands that play (``docs/sandbox.md``, "Submissions").
+
+The wheels are written byte by byte (:mod:`wheels`); a project directory with a ``setup.py`` is
+written into the test's directory. Everything runs with ``ARENA_SUBMISSIONS`` in the test's own
+directory.
+"""
+
+from __future__ import annotations
+
+import importlib.metadata as md
+import json
+import os
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+from click.testing import CliRunner, Result
+from wheels import bot_wheel
+
+import arena
+from arena.cli.main import cli
+from arena.engine.jitcache import cache_dir
+from arena.hosting.catalog import load_catalog
+from arena.hosting.sandbox import choose_sandbox
+from arena.hosting.submissions import Store
+
+pytestmark = pytest.mark.usefixtures("bubblewrap")
+
+REPO = Path(arena.__file__).resolve().parent.parent
+
+
+def invoke(*args: str) -> Result:
+    return CliRunner().invoke(cli, list(args))
+
+
+def ok(*args: str) -> str:
+    done = invoke(*args)
+    assert done.exit_code == 0, done.output
+    return done.output
+
+
+def one_line_error(done: Result) -> str:
+    assert done.exit_code == 2, done.output
+    assert done.output.startswith("arena: error: ") and done.output.count("\n") == 1
+    return done.output
+
+
+@pytest.fixture
+def store(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Store:
+    monkeypatch.setenv("ARENA_SUBMISSIONS", str(tmp_path / "submissions"))
+    return Store(tmp_path / "submissions")
+
+
+def submitted(path: Path) -> dict[str, Any]:
+    data: dict[str, Any] = json.loads(ok("submit", str(path), "--json"))
+    return data
+
+
+def play_logs(tmp_path: Path, *bots: str, seed: str = "1") -> list[str]:
+    """Play one round between ``bots`` (sandboxed) and return each seat's host log."""
+    logs = tmp_path / f"logs-{seed}"
+    ok("play", *bots, "--sandbox", "bwrap", "--seed", seed, "--bot-logs", str(logs))
+    return [(logs / f"seat{seat}-{bot}.log").read_text() for seat, bot in enumerate(bots)]
+
+
+# --- a pure-Python wheel: submitted in seconds, played, recorded with its content hash ---------
+
+
+def test_a_wheel_is_submitted_and_plays_in_play_and_a_tournament(
+    store: Store, tmp_path: Path
+) -> None:
+    wheel = bot_wheel(tmp_path / "w", "sub-alpha", "alpha")
+    begun = time.perf_counter()
+    data = submitted(wheel)
+    took = time.perf_counter() - begun
+    assert took < 15, f"submitting a pure-Python wheel took {took:.1f} s"
+    assert data["distribution"] == "sub-alpha" and data["version"] == 1
+    assert data["bots"] == ["alpha"]
+    snapshot = store.snapshot(data["content"])
+    assert (snapshot / "sub_alpha" / "plugin.py").is_file()
+    assert not os.access(snapshot / "sub_alpha" / "plugin.py", os.W_OK) or os.geteuid() == 0
+    assert (snapshot / "sub_alpha" / "plugin.py").stat().st_mode & 0o222 == 0
+    # never in the arena's environment
+    assert "sub-alpha" not in {d.metadata["Name"] for d in md.distributions()}
+    listed = json.loads(ok("submissions", "--json"))
+    assert [(r["distribution"], r["version"], r["content"]) for r in listed] == [
+        ("sub-alpha", 1, data["content"])
+    ]
+    assert Path(listed[0]["log"]).read_text()
+    ok("play", "alpha", "random", "--sandbox", "bwrap", "--seed", "2")
+    db = f"sqlite:///{tmp_path / 'arena.db'}"
+    ok(
+        "tournament", "--bots", "alpha,random", "--decks", "random:2:1", "--sandbox", "bwrap",
+        "--workers", "1", "--db", db, "--quiet",
+    )  # fmt: skip
+    report = json.loads(ok("report", "--db", db, "--json"))
+    text = json.dumps(report)
+    assert data["content"] in text  # provenance: the content hash of the submitted entrant's code
+    assert "faults" in text
+
+
+# --- the attacks ----------------------------------------------------------------------------
+
+
+def test_a_pth_file_in_a_wheel_never_runs(store: Store, tmp_path: Path) -> None:
+    marker = tmp_path / "pth-ran"
+    pth = f"import os; os.environ['ARENA_PTH_RAN'] = '1'; open({str(marker)!r}, 'a').close()\n"
+    wheel = bot_wheel(
+        tmp_path / "w",
+        "sub-pth",
+        "pthbot",
+        more_files={"zz_sub_pth.pth": pth},
+        extra="import os\nassert 'ARENA_PTH_RAN' not in os.environ, 'the .pth ran in my host'",
+    )
+    submitted(wheel)
+    assert "ARENA_PTH_RAN" not in os.environ and not marker.exists()
+    logs = play_logs(tmp_path, "pthbot", "random")
+    assert "the .pth ran" not in logs[0]
+    db = f"sqlite:///{tmp_path / 'arena.db'}"
+    ok(
+        "tournament", "--bots", "pthbot,random", "--decks", "random:2:1", "--sandbox", "bwrap",
+        "--workers", "2", "--db", db, "--quiet",
+    )  # fmt: skip
+    ok("leaderboard", "--db", db)
+    assert "ARENA_PTH_RAN" not in os.environ and not marker.exists()
+    report = json.loads(ok("report", "--db", db, "--json"))
+    assert "the .pth ran" not in json.dumps(report)
+
+
+def test_a_numba_extensions_entry_point_never_runs_in_the_referee_or_another_host(
+    store: Store, tmp_path: Path
+) -> None:
+    marker = tmp_path / "numba-extension-ran"
+    ext = textwrap.dedent(f"""
+        import os
+        def init():
+            os.environ["ARENA_NUMBA_EXT_RAN"] = "1"
+            try:
+                open({str(marker)!r}, "a").close()
+            except OSError:
+                pass
+    """)
+    numby = bot_wheel(
+        tmp_path / "w1",
+        "sub-numby",
+        "numby",
+        more_files={"sub_numby/ext.py": ext},
+        more_entry_points="[numba_extensions]\ninit = sub_numby.ext:init\n",
+    )
+    # another submission whose bot runs numba's extension loading and says if it was reached
+    watcher = textwrap.dedent("""
+        import os
+        class Watcher(FirstLegal):
+            def act(self, observation):
+                from numba.core.entrypoints import init_all
+                init_all()
+                if os.environ.get("ARENA_NUMBA_EXT_RAN"):
+                    raise RuntimeError("another submission's numba extension ran in my host")
+                return observation.legal_actions[0]
+    """)
+    watching = bot_wheel(
+        tmp_path / "w2", "sub-watcher", "watcher", extra=watcher, factory="Watcher"
+    )
+    submitted(numby)
+    submitted(watching)
+    db = f"sqlite:///{tmp_path / 'arena.db'}"
+    ok(
+        "tournament", "--bots", "numby,watcher,random", "--decks", "random:2:1", "--sandbox",
+        "bwrap", "--workers", "1", "--db", db, "--quiet",
+    )  # fmt: skip
+    report = json.dumps(json.loads(ok("report", "--db", db, "--json")))
+    assert "numba extension ran" not in report
+    # the referee's process (this one) never sees the entry point
+    from numba.core.entrypoints import init_all
+
+    init_all()
+    assert not md.entry_points(group="numba_extensions").select(name="init")
+    assert "ARENA_NUMBA_EXT_RAN" not in os.environ and not marker.exists()
+
+
+def test_a_setup_py_cannot_write_outside_its_build(store: Store, tmp_path: Path) -> None:
+    project = tmp_path / "project"
+    (project / "sub_builder").mkdir(parents=True)
+    (project / "sub_builder" / "__init__.py").write_text("")
+    (project / "sub_builder" / "plugin.py").write_text(
+        textwrap.dedent("""
+        from arena.bot import Bot
+        from arena.hookspecs import hookimpl
+
+        class FirstLegal(Bot):
+            def act(self, observation):
+                return observation.legal_actions[0]
+
+        @hookimpl
+        def arena_register_bots(register):
+            register("builder", FirstLegal, "built from source")
+    """)
+    )
+    targets = [
+        REPO / "PWNED-by-setup",
+        Path(sys.prefix) / "PWNED-by-setup",
+        cache_dir() / "numba" / "PWNED-by-setup",
+        store.base / "PWNED-by-setup",
+        project / "PWNED-by-setup",
+        Path.home() / "PWNED-by-setup",
+    ]
+    (project / "setup.py").write_text(
+        textwrap.dedent(f"""
+        import sys
+        from setuptools import setup
+        for target in {[str(t) for t in targets]!r}:
+            try:
+                with open(target, "w") as out:
+                    out.write("pwned")
+                print("WROTE", target, file=sys.stderr)
+            except OSError as exc:
+                print("REFUSED", target, type(exc).__name__, file=sys.stderr)
+        setup(
+            name="sub-builder",
+            version="2.0",
+            packages=["sub_builder"],
+            entry_points={{"arena.bots": ["builder = sub_builder.plugin"]}},
+        )
+    """)
+    )
+    data = submitted(project)
+    assert data["bots"] == ["builder"]
+    for target in targets:
+        assert not target.exists(), target
+    log = Path(data["log"]).read_text()
+    assert "WROTE" not in log and log.count("REFUSED") >= len(targets)
+    logs = play_logs(tmp_path, "builder", "random")
+    assert "Traceback" not in logs[0]
+
+
+def test_a_bot_cannot_read_or_import_another_submission(store: Store, tmp_path: Path) -> None:
+    victim = submitted(bot_wheel(tmp_path / "w1", "sub-victim", "victim"))
+    secret = store.snapshot(victim["content"]) / "sub_victim" / "plugin.py"
+    spy = textwrap.dedent(f"""
+        import sys
+        class Spy(FirstLegal):
+            def act(self, observation):
+                for path in ({str(secret)!r}, {str(store.base)!r}):
+                    try:
+                        if path.endswith(".py"):
+                            open(path).read()
+                        else:
+                            __import__("os").listdir(path)
+                        print("SAW", path, file=sys.stderr)
+                    except OSError as exc:
+                        print("HIDDEN", path, type(exc).__name__, file=sys.stderr)
+                try:
+                    __import__("sub_victim.plugin")
+                    print("IMPORTED sub_victim", file=sys.stderr)
+                except ImportError:
+                    print("NO sub_victim", file=sys.stderr)
+                return observation.legal_actions[0]
+    """)
+    submitted(bot_wheel(tmp_path / "w2", "sub-spy", "spy", extra=spy, factory="Spy"))
+    log = play_logs(tmp_path, "spy", "victim")[0]
+    assert "HIDDEN" in log and "NO sub_victim" in log, log
+    assert "SAW" not in log and "IMPORTED" not in log, log
+
+
+def test_top_level_txt_naming_a_folder_next_to_a_runner_script_is_not_mounted(
+    store: Store, tmp_path: Path
+) -> None:
+    wheel = bot_wheel(tmp_path / "w", "sub-notes", "notes", top_level="sub_notes\nprivate_notes\n")
+    submitted(wheel)
+    runner = tmp_path / "runner"
+    (runner / "private_notes").mkdir(parents=True)
+    (runner / "private_notes" / "secret.txt").write_text("the operator's notes")
+    (runner / "run.py").write_text(
+        textwrap.dedent("""
+        import json
+        from arena.hosting.sandbox import choose_sandbox
+        print(json.dumps(list(choose_sandbox("bwrap").exposed)))
+    """)
+    )
+    done = subprocess.run(
+        [sys.executable, str(runner / "run.py")], capture_output=True, text=True, check=True
+    )
+    exposed = json.loads(done.stdout)
+    notes = str((runner / "private_notes").resolve())
+    assert not any(notes == p or notes.startswith(p.rstrip("/") + "/") for p in exposed)
+    assert not any(p.startswith(str(runner)) for p in exposed)
+
+
+def test_a_clash_with_the_arena_packages_is_refused_in_one_line(
+    store: Store, tmp_path: Path
+) -> None:
+    from wheels import PLUGIN, make_wheel
+
+    files = {
+        "arena/__init__.py": "",
+        "arena/evil.py": PLUGIN.format(name="evil", extra="", factory="FirstLegal"),
+    }
+    wheel = make_wheel(
+        tmp_path / "w", "sub-clash", "1.0", files, "[arena.bots]\nevil = arena.evil\n"
+    )
+    error = one_line_error(invoke("submit", str(wheel)))
+    assert "'arena'" in error and "sub-clash" in error
+    numpyish = bot_wheel(tmp_path / "w2", "sub-numpy", "np", more_files={"numpy/__init__.py": ""})
+    assert "'numpy'" in one_line_error(invoke("submit", str(numpyish)))
+    assert store.records() == []
+
+
+def test_a_package_with_no_bot_or_a_taken_name_is_refused(store: Store, tmp_path: Path) -> None:
+    from wheels import make_wheel
+
+    none = make_wheel(tmp_path / "w", "sub-none", "1.0", {"sub_none/__init__.py": ""}, "")
+    assert "no 'arena.bots' entry point" in one_line_error(invoke("submit", str(none)))
+    thief = bot_wheel(tmp_path / "w2", "sub-thief", "greedy")
+    assert "belongs to" in one_line_error(invoke("submit", str(thief)))
+    submitted(bot_wheel(tmp_path / "w3", "sub-first", "firstname"))
+    second = bot_wheel(tmp_path / "w4", "sub-second", "firstname")
+    assert "belongs to sub-first" in one_line_error(invoke("submit", str(second)))
+
+
+def test_versions_withdraw_and_name_at_version(store: Store, tmp_path: Path) -> None:
+    one = submitted(bot_wheel(tmp_path / "w1", "sub-versioned", "versioned", version="1.0"))
+    two = submitted(bot_wheel(tmp_path / "w2", "sub-versioned", "versioned", version="1.1"))
+    assert (one["version"], two["version"]) == (1, 2) and one["content"] != two["content"]
+    catalog = load_catalog(choose_sandbox("bwrap"))
+    assert two["content"] in catalog.bots["versioned"].plugin
+    _, pinned = catalog.resolve("versioned@1")
+    assert one["content"] in pinned.plugin
+    ok("play", "versioned@1", "random", "--sandbox", "bwrap", "--seed", "3")
+    ok("withdraw", "sub-versioned", "2")
+    catalog = load_catalog(choose_sandbox("bwrap"))
+    assert one["content"] in catalog.bots["versioned"].plugin
+    listed = json.loads(ok("submissions", "--json"))
+    assert [r["withdrawn"] for r in listed] == [False, True]
+    assert "withdrawn" in one_line_error(invoke("play", "versioned@2", "random"))
+    ok("withdraw", "sub-versioned", "1")
+    assert "versioned" not in load_catalog(choose_sandbox("bwrap")).bots
+    assert "no submission" in one_line_error(invoke("withdraw", "sub-versioned", "9"))
