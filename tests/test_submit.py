@@ -271,8 +271,20 @@ def test_a_bot_cannot_read_or_import_another_submission(store: Store, tmp_path: 
 def test_top_level_txt_naming_a_folder_next_to_a_runner_script_is_not_mounted(
     store: Store, tmp_path: Path
 ) -> None:
+    # a submission and an installed package (on PYTHONPATH) both name the operator's folder
     wheel = bot_wheel(tmp_path / "w", "sub-notes", "notes", top_level="sub_notes\nprivate_notes\n")
     submitted(wheel)
+    site = tmp_path / "site"
+    (site / "notes_pkg").mkdir(parents=True)
+    (site / "notes_pkg" / "__init__.py").write_text("")
+    info = site / "notes_pkg-1.0.dist-info"
+    info.mkdir()
+    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: notes-pkg\nVersion: 1.0\n")
+    (info / "top_level.txt").write_text("notes_pkg\nprivate_notes\n")
+    (info / "RECORD").write_text(
+        "notes_pkg/__init__.py,,\nnotes_pkg-1.0.dist-info/METADATA,,\n"
+        "notes_pkg-1.0.dist-info/top_level.txt,,\nnotes_pkg-1.0.dist-info/RECORD,,\n"
+    )
     runner = tmp_path / "runner"
     (runner / "private_notes").mkdir(parents=True)
     (runner / "private_notes" / "secret.txt").write_text("the operator's notes")
@@ -283,13 +295,20 @@ def test_top_level_txt_naming_a_folder_next_to_a_runner_script_is_not_mounted(
         print(json.dumps(list(choose_sandbox("bwrap").exposed)))
     """)
     )
+    env = {**os.environ, "PYTHONPATH": str(site)}
     done = subprocess.run(
-        [sys.executable, str(runner / "run.py")], capture_output=True, text=True, check=True
+        [sys.executable, str(runner / "run.py")],
+        capture_output=True,
+        text=True,
+        check=True,
+        cwd=runner,
+        env=env,
     )
     exposed = json.loads(done.stdout)
+    assert str((site / "notes_pkg").resolve()) in exposed or str(site.resolve()) in exposed
     notes = str((runner / "private_notes").resolve())
     assert not any(notes == p or notes.startswith(p.rstrip("/") + "/") for p in exposed)
-    assert not any(p.startswith(str(runner)) for p in exposed)
+    assert not any(p.startswith(str(runner)) for p in exposed), exposed
 
 
 def test_a_clash_with_the_arena_packages_is_refused_in_one_line(

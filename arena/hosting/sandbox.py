@@ -20,7 +20,6 @@ from __future__ import annotations
 import atexit
 import contextlib
 import importlib.metadata as md
-import importlib.util
 import os
 import shutil
 import signal
@@ -360,35 +359,59 @@ def _inside(path: str, dirs: Iterable[str]) -> bool:
     return any(path == d or path.startswith(d.rstrip("/") + "/") for d in dirs)
 
 
+def _distribution_locations(dist: md.Distribution) -> set[str]:
+    """Where ``dist``'s code lives, from its own installed files: the top-level directory or
+    module of every file its ``RECORD`` (or ``SOURCES.txt``) lists, and, for a ``.pth`` file or
+    setuptools' editable finder among them, the directories they point at. Nothing is found
+    through ``sys.path`` (whose entries depend on who calls: a runner script's directory is on
+    it), and nothing is imported."""
+    from arena.hosting.listing_cache import _editable_sources
+
+    try:
+        files = dist.files or []
+        root = os.path.realpath(str(dist.locate_file("")))
+    except Exception:  # a RECORD that cannot be read: nothing of it is shown
+        return set()
+    places: set[str] = set()
+    pointers: list[Path] = []
+    for entry in files:
+        parts = entry.parts
+        if not parts or parts[0] == "..":
+            continue  # scripts in the environment's bin, shown with the environment
+        places.add(os.path.join(root, parts[0]))
+        name = parts[-1]
+        if len(parts) == 1 and (
+            name.endswith(".pth") or (name.startswith("__editable__") and name.endswith(".py"))
+        ):
+            pointers.append(Path(root, name))
+    sources = _editable_sources(root, pointers) if pointers else None
+    places.update(os.path.join(root, s) for s in sources or [])
+    return places
+
+
 def _package_locations() -> set[str]:
     """What a host needs to import: the interpreter's and the environment's library
-    directories, every ``PYTHONPATH`` entry, and the directory of every installed top-level
-    package or module (found, not imported: editable installs live outside the environment)."""
+    directories, every ``PYTHONPATH`` entry, and where every installed distribution's code
+    lives, read from its own installed files (:func:`_distribution_locations`: editable installs
+    live outside the environment). A submission is none of these: it is not installed here, and
+    each of its hosts is shown its own snapshot alone (:meth:`Sandbox.command`)."""
     places = {os.path.dirname(os.path.realpath(sys.executable)), sys.prefix, sys.exec_prefix}
     for scheme in (sysconfig.get_paths(), sysconfig.get_paths(vars={"base": sys.base_prefix})):
         for key in ("stdlib", "platstdlib", "purelib", "platlib"):
             if key in scheme:
                 places.add(scheme[key])
     places.update(site.getsitepackages())
-    places.update(p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p)
-    names: set[str] = set()
-    for dist in md.distributions():
-        text = dist.read_text("top_level.txt")
-        if text:
-            names.update(line.strip() for line in text.splitlines() if line.strip())
-    for name in sorted(names):
-        if not name.isidentifier():
-            continue
-        try:
-            spec = importlib.util.find_spec(name)
-        except (ImportError, ValueError):
-            continue
-        if spec is None:
-            continue
-        if spec.submodule_search_locations:
-            places.update(spec.submodule_search_locations)
-        elif spec.origin and os.path.isabs(spec.origin):
-            places.add(spec.origin)
+    pythonpath = [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p]
+    places.update(pythonpath)
+    # the distributions of the environment a host runs in, not of this process's sys.path
+    # (which holds a runner script's directory, or the current one)
+    environment = [*site.getsitepackages(), *pythonpath]
+    environment += [sysconfig.get_paths()[k] for k in ("purelib", "platlib")]
+    if site.ENABLE_USER_SITE:
+        environment.append(site.getusersitepackages())
+    found = sorted({p for p in environment if os.path.isdir(p)})
+    for dist in md.distributions(path=found):
+        places.update(_distribution_locations(dist))
     return {os.path.realpath(p) for p in places if p and os.path.exists(p)}
 
 
