@@ -139,6 +139,91 @@ def host_start_seconds(seconds: float) -> float:
     return statistics.median(times)
 
 
+#: The plugin of the pure-Python bot :func:`submitted_host_start_seconds` submits.
+_SUBMITTED_PLUGIN = """
+from arena.bot import Bot
+from arena.hookspecs import hookimpl
+
+
+class FirstLegal(Bot):
+    def act(self, observation):
+        return observation.legal_actions[0]
+
+
+@hookimpl
+def arena_register_bots(register):
+    register("bench-submitted", FirstLegal, "a pure-Python bot, submitted")
+"""
+
+
+def _bench_wheel(directory: str) -> str:
+    """A pure-Python wheel of ``arena-bench-submitted`` (written byte by byte)."""
+    import base64
+    import hashlib
+    import zipfile
+
+    info = "arena_bench_submitted-1.0.dist-info"
+    files = {
+        "arena_bench_submitted/__init__.py": "",
+        "arena_bench_submitted/plugin.py": _SUBMITTED_PLUGIN,
+        f"{info}/METADATA": "Metadata-Version: 2.1\nName: arena-bench-submitted\nVersion: 1.0\n",
+        f"{info}/WHEEL": "Wheel-Version: 1.0\nGenerator: arena\nRoot-Is-Purelib: true\n"
+        "Tag: py3-none-any\n",
+        f"{info}/entry_points.txt": "[arena.bots]\nbench = arena_bench_submitted.plugin\n",
+    }
+    record = []
+    for name, text in files.items():
+        digest = base64.urlsafe_b64encode(hashlib.sha256(text.encode()).digest()).rstrip(b"=")
+        record.append(f"{name},sha256={digest.decode()},{len(text.encode())}")
+    files[f"{info}/RECORD"] = "\n".join([*record, f"{info}/RECORD,,"]) + "\n"
+    path = os.path.join(directory, "arena_bench_submitted-1.0-py3-none-any.whl")
+    with zipfile.ZipFile(path, "w") as archive:
+        for name, text in files.items():
+            archive.writestr(name, text)
+    return path
+
+
+def submitted_host_start_seconds(seconds: float) -> float:
+    """Median seconds from starting the host of a submitted pure-Python bot (``arena submit`` of
+    a wheel into a temporary store; the host sees its snapshot) in the sandbox to its hello:
+    to compare with :func:`host_start_seconds`. Needs bubblewrap (a submission never runs
+    without it)."""
+    import statistics
+    import tempfile
+
+    from arena.hosting.build import submit
+    from arena.hosting.hosted import HostHandle
+    from arena.hosting.sandbox import choose_sandbox
+    from arena.hosting.submissions import Store, submission_ref
+
+    before = os.environ.get("ARENA_SUBMISSIONS")
+    with tempfile.TemporaryDirectory(prefix="arena-bench-") as scratch:
+        os.environ["ARENA_SUBMISSIONS"] = os.path.join(scratch, "submissions")
+        try:
+            record = submit(_bench_wheel(scratch), Store()).record
+            box = choose_sandbox("bwrap")
+            ref = submission_ref(record.content, "bench")
+            times: list[float] = []
+            deadline = time.perf_counter() + seconds
+            while len(times) < 3 or (time.perf_counter() < deadline and len(times) < 20):
+                handle = HostHandle("bench-submitted", ref, sandbox=box)
+                begun = time.perf_counter()
+                handle.start(0, 2, "classic", 0)
+                times.append(time.perf_counter() - begun)
+                handle.close()
+        finally:
+            if before is None:
+                os.environ.pop("ARENA_SUBMISSIONS", None)
+            else:
+                os.environ["ARENA_SUBMISSIONS"] = before
+            from pathlib import Path
+
+            from arena.hosting.submissions import make_writable
+
+            make_writable(Path(scratch) / "submissions")
+    return statistics.median(times)
+
+
 def _simulate_rounds_per_s(bots: list[str], seconds: float) -> float:
     """Rounds per second of ``arena simulate`` (2-player classic) between ``bots``."""
     from bots.simulate import simulate
@@ -523,6 +608,7 @@ BENCHMARKS: dict[str, Benchmark] = {
         Benchmark("referee_moves_per_s", referee_moves_per_s, "moves/s", None),
         Benchmark("isolated_moves_per_s", isolated_moves_per_s, "moves/s", Goal(">=", 5_000)),
         Benchmark("host_start_seconds", host_start_seconds, "s", None),
+        Benchmark("submitted_host_start_seconds", submitted_host_start_seconds, "s", None),
         Benchmark(
             "simulate_random_random_rounds_per_s",
             simulate_random_random_rounds_per_s,
