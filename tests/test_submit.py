@@ -40,9 +40,10 @@ def invoke(*args: str) -> Result:
 
 
 def ok(*args: str) -> str:
+    """What the command printed on standard output (it must succeed)."""
     done = invoke(*args)
     assert done.exit_code == 0, done.output
-    return done.output
+    return done.stdout
 
 
 def one_line_error(done: Result) -> str:
@@ -360,3 +361,34 @@ def test_versions_withdraw_and_name_at_version(store: Store, tmp_path: Path) -> 
     ok("withdraw", "sub-versioned", "1")
     assert "versioned" not in load_catalog(choose_sandbox("bwrap")).bots
     assert "no submission" in one_line_error(invoke("withdraw", "sub-versioned", "9"))
+
+
+def test_a_tournament_goes_on_with_the_version_it_started_with(
+    store: Store, tmp_path: Path
+) -> None:
+    one = submitted(bot_wheel(tmp_path / "w1", "sub-steady", "steady", version="1.0"))
+    db = f"sqlite:///{tmp_path / 'arena.db'}"
+    command = ["tournament", "--bots", "steady,random", "--decks", "random:2:1"]
+    command += ["--sandbox", "bwrap", "--workers", "1", "--db", db, "--quiet", "--json"]
+    first = json.loads(ok(*command))
+    two = submitted(bot_wheel(tmp_path / "w2", "sub-steady", "steady", version="2.0"))
+    # resumed, it goes on with the version it played (a new command makes a new tournament)
+    resumed = ["tournament", "--resume", str(first["tournament"]), "--db", db, "--quiet"]
+    again = json.loads(ok(*resumed, "--sandbox", "bwrap", "--json"))
+    assert again["tournament"] == first["tournament"]
+    report = json.dumps(json.loads(ok("report", "--db", db, "--json")))
+    assert one["content"] in report and two["content"] not in report
+
+
+def test_two_submits_at_once_take_two_versions(store: Store, tmp_path: Path) -> None:
+    from concurrent.futures import ThreadPoolExecutor
+
+    from arena.hosting.build import submit
+
+    wheels = [
+        bot_wheel(tmp_path / f"w{i}", "sub-racer", "racer", version=f"1.{i}") for i in range(2)
+    ]
+    with ThreadPoolExecutor(2) as pool:
+        done = list(pool.map(lambda w: submit(w, store), wheels))
+    assert sorted(d.record.version for d in done) == [1, 2]
+    assert sorted(r.version for r in store.records("sub-racer")) == [1, 2]

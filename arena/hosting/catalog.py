@@ -44,7 +44,7 @@ from arena.hosting.plugins import (
     refused_bot,
 )
 from arena.hosting.sandbox import HostProcess, Limits, Sandbox, SandboxError, choose_sandbox
-from arena.hosting.submissions import Record, Store, submission_ref
+from arena.hosting.submissions import REF_PREFIX, Record, Store, submission_ref
 
 #: Seconds a plugin may take to describe itself (read when the catalog is loaded).
 LIST_TIME = 60.0
@@ -173,6 +173,19 @@ class Catalog:
                 spec.name, self.bots, [e.plugin for e in self.errors]
             )
         return spec.resolve(entry.params, entry.rules), entry
+
+    def resolve_played(self, name: str, plugin: str) -> tuple[BotSpec, BotEntry]:
+        """As :meth:`resolve`, for a stored entrant ``name`` that played ``plugin``: a submitted
+        plugin (``@SHA256:ENTRY_POINT``) gives the version it played, not the latest (a
+        tournament goes on with the code it started with); any other, the bot here now."""
+        if plugin.startswith(REF_PREFIX):
+            content = plugin[1:].partition(":")[0]
+            store = self.store if self.store is not None else Store()
+            base, bracket, rest = name.partition("[")
+            for record in store.records():
+                if record.content == content and canonical(base) in map(canonical, record.bots):
+                    return self.resolve(f"{base}@{record.version}{bracket}{rest}")
+        return self.resolve(BotSpec.parse(name))
 
     def _resolve_pinned(self, name: str, version: int, rest: str) -> tuple[BotSpec, BotEntry]:
         store = self.store if self.store is not None else Store()

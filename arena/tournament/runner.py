@@ -26,7 +26,6 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, Protocol
 
-from arena.botspec import BotSpec
 from arena.decks.sets import draw_secret_seed, is_secret_spec, load_deck_set
 from arena.errors import ArenaError, UnknownBotError
 from arena.game.variants import Variant
@@ -290,7 +289,7 @@ def plan_resume(store: Store, tournament_id: int, catalog: Catalog) -> Plan:
     entrants = []
     for stored in detail.entrants:
         try:
-            spec, entry = catalog.resolve(BotSpec.parse(stored.name))
+            spec, entry = catalog.resolve_played(stored.name, stored.plugin)
         except UnknownBotError as exc:
             raise TournamentError(f"tournament {tournament_id} cannot be resumed: {exc}") from None
         if canonical(entry.distribution) != canonical(stored.distribution):
