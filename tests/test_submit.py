@@ -392,3 +392,53 @@ def test_two_submits_at_once_take_two_versions(store: Store, tmp_path: Path) -> 
         done = list(pool.map(lambda w: submit(w, store), wheels))
     assert sorted(d.record.version for d in done) == [1, 2]
     assert sorted(r.version for r in store.records("sub-racer")) == [1, 2]
+
+
+def _project(directory: Path, name: str, setup_body: str = "", requires: str = "") -> Path:
+    """A source project of distribution ``name`` registering bot ``name`` from setup.py."""
+    package = name.replace("-", "_")
+    (directory / package).mkdir(parents=True)
+    (directory / package / "__init__.py").write_text("")
+    (directory / package / "plugin.py").write_text(
+        "from arena.hookspecs import hookimpl\n\n"
+        "@hookimpl\ndef arena_register_bots(register):\n    pass\n"
+    )
+    (directory / "setup.py").write_text(
+        f"from setuptools import setup\n{setup_body}\n"
+        f"setup(name={name!r}, version='1.0', packages=[{package!r}],"
+        f" install_requires=[{requires!r}] if {requires!r} else [],"
+        f" entry_points={{'arena.bots': ['{name} = {package}.plugin']}})\n"
+    )
+    return directory
+
+
+def test_a_build_has_a_time_limit_and_names_what_it_lacks(store: Store, tmp_path: Path) -> None:
+    from arena.hosting.build import submit
+    from arena.hosting.submissions import SubmissionError
+
+    slow = _project(tmp_path / "slow", "sub-slow", "import time\ntime.sleep(60)")
+    begun = time.perf_counter()
+    with pytest.raises(SubmissionError, match="longer than 3 s"):
+        submit(slow, store, timeout=3)
+    assert time.perf_counter() - begun < 20
+    needy = _project(tmp_path / "needy", "sub-needy", requires="arena-no-such-dependency>=1")
+    error = one_line_error(invoke("submit", str(needy)))
+    assert "arena-no-such-dependency>=1" in error and "--network" in error
+    assert store.records() == []
+    staging = store.base / "staging"
+    assert not staging.exists() or not any(staging.iterdir())
+
+
+def test_without_bubblewrap_nothing_is_submitted_or_played(
+    store: Store, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    submitted(bot_wheel(tmp_path / "w1", "sub-early", "early"))
+    from arena.hosting import sandbox
+
+    monkeypatch.setattr(sandbox, "_bwrap_error", lambda: "bubblewrap (bwrap) is not installed")
+    late = bot_wheel(tmp_path / "w2", "sub-late", "late")
+    assert "bubblewrap" in one_line_error(invoke("submit", str(late)))
+    catalog = load_catalog(sandbox.choose_sandbox("auto"))
+    assert "early" not in catalog.bots
+    assert any(e.distribution == "sub-early" for e in catalog.errors)
+    assert "early" in one_line_error(invoke("play", "early", "random"))
