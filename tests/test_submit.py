@@ -147,10 +147,23 @@ def test_a_numba_extensions_entry_point_never_runs_in_the_referee_or_another_hos
             except OSError:
                 pass
     """)
+    # in its own host (its own sandbox), numba does load it: the attack is real
+    loader = textwrap.dedent("""
+        import os, sys
+        class Loader(FirstLegal):
+            def act(self, observation):
+                from numba.core.entrypoints import init_all
+                init_all()
+                if os.environ.get("ARENA_NUMBA_EXT_RAN"):
+                    print("MY EXTENSION RAN IN MY OWN HOST", file=sys.stderr)
+                return observation.legal_actions[0]
+    """)
     numby = bot_wheel(
         tmp_path / "w1",
         "sub-numby",
         "numby",
+        extra=loader,
+        factory="Loader",
         more_files={"sub_numby/ext.py": ext},
         more_entry_points="[numba_extensions]\ninit = sub_numby.ext:init\n",
     )
@@ -177,6 +190,7 @@ def test_a_numba_extensions_entry_point_never_runs_in_the_referee_or_another_hos
     )  # fmt: skip
     report = json.dumps(json.loads(ok("report", "--db", db, "--json")))
     assert "numba extension ran" not in report
+    assert "MY EXTENSION RAN IN MY OWN HOST" in play_logs(tmp_path, "numby", "watcher")[0]
     # the referee's process (this one) never sees the entry point
     from numba.core.entrypoints import init_all
 
