@@ -21,7 +21,7 @@ from typing import Any
 
 import pytest
 from click.testing import CliRunner, Result
-from wheels import bot_wheel
+from wheels import PLUGIN, bot_wheel
 
 import arena
 from arena.cli.main import cli
@@ -56,6 +56,11 @@ def one_line_error(done: Result) -> str:
 def store(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Store:
     monkeypatch.setenv("ARENA_SUBMISSIONS", str(tmp_path / "submissions"))
     return Store(tmp_path / "submissions")
+
+
+def wheels_plugin(bot: str, probe: str) -> str:
+    """A plugin module registering ``bot`` as the ``Probe`` class that ``probe`` defines."""
+    return PLUGIN.format(name=bot, extra=probe, factory="Probe")
 
 
 def submitted(path: Path) -> dict[str, Any]:
@@ -329,7 +334,7 @@ def test_top_level_txt_naming_a_folder_next_to_a_runner_script_is_not_mounted(
 def test_a_clash_with_the_arena_packages_is_refused_in_one_line(
     store: Store, tmp_path: Path
 ) -> None:
-    from wheels import PLUGIN, make_wheel
+    from wheels import make_wheel
 
     files = {
         "arena/__init__.py": "",
@@ -456,3 +461,55 @@ def test_without_bubblewrap_nothing_is_submitted_or_played(
     assert "early" not in catalog.bots
     assert any(e.distribution == "sub-early" for e in catalog.errors)
     assert "early" in one_line_error(invoke("play", "early", "random"))
+
+
+def _installed_dist(site: Path, distribution: str, files: dict[str, str], extra: str = "") -> None:
+    """A distribution installed (as pip would) in ``site``: its files, a dist-info with its
+    entry points and RECORD; ``extra`` more RECORD lines (a ``.pth`` of an editable install)."""
+    package = distribution.replace("-", "_")
+    info = site / f"{package}-1.0.dist-info"
+    info.mkdir(parents=True)
+    for name, text in files.items():
+        (site / name).parent.mkdir(parents=True, exist_ok=True)
+        (site / name).write_text(text)
+    (info / "METADATA").write_text(f"Metadata-Version: 2.1\nName: {distribution}\nVersion: 1.0\n")
+    bot = distribution.rpartition("-")[2]
+    (info / "entry_points.txt").write_text(f"[arena.bots]\n{bot} = {package}.plugin\n")
+    record = [*files, f"{info.name}/METADATA", f"{info.name}/entry_points.txt"]
+    (info / "RECORD").write_text("".join(f"{r},,\n" for r in record) + extra)
+
+
+def test_an_installed_bot_does_not_see_another_installed_bots_checkout(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    checkout = tmp_path / "victim-checkout"
+    checkout.mkdir()
+    (checkout / "secret_policy.py").write_text("THE VICTIM'S POLICY")
+    probe = textwrap.dedent(f"""
+        import sys
+        class Probe(FirstLegal):
+            def act(self, observation):
+                try:
+                    open({str(checkout / "secret_policy.py")!r}).read()
+                    print("SAW THE CHECKOUT", file=sys.stderr)
+                except OSError:
+                    print("CHECKOUT HIDDEN", file=sys.stderr)
+                return observation.legal_actions[0]
+    """)
+    site = tmp_path / "site"
+    for name in ("inst-victim", "inst-spy"):
+        package = name.replace("-", "_")
+        plugin = textwrap.dedent(wheels_plugin(name.rpartition("-")[2], probe))
+        files = {f"{package}/__init__.py": "", f"{package}/plugin.py": plugin}
+        # the victim is an editable install: its .pth points at its checkout
+        pth = f"__editable__.{package}.pth"
+        if name == "inst-victim":
+            files[pth] = f"{checkout}\n"
+        _installed_dist(site, name, files, f"{pth},,\n" if name == "inst-victim" else "")
+    monkeypatch.syspath_prepend(str(site))
+    monkeypatch.setenv("PYTHONPATH", str(site))
+    box = choose_sandbox("bwrap")
+    assert not any(str(checkout).startswith(p) for p in box.exposed)
+    victim_log, spy_log = play_logs(tmp_path, "victim", "spy")
+    assert "CHECKOUT HIDDEN" in spy_log and "SAW" not in spy_log, spy_log
+    assert "SAW THE CHECKOUT" in victim_log, victim_log  # its own checkout: shown to it

@@ -516,7 +516,8 @@ def load_catalog(
         for index, (plugin, _, remembered) in enumerate(asked):
             if remembered is None:
                 argv = [sys.executable, "-m", "arena.hosting.host", "--plugin", plugin.ref]
-                hosts[index] = sandbox.launch([*argv, "--list"])
+                binds = sandbox.own(plugin.ref) if sandbox.isolated else []
+                hosts[index] = sandbox.launch([*argv, "--list"], binds)
         deadline = time.monotonic() + timeout
         for index, (plugin, key, remembered) in enumerate(asked):
             if remembered is None:

@@ -170,7 +170,7 @@ class HostHandle(BotHandle):
             "--bot",
             self.spec,
         ]
-        binds: list[tuple[str, str]] = []
+        binds = self.sandbox.own(self.plugin) if self.sandbox.isolated else []
         parsed = parse_ref(self.plugin)
         if parsed is not None:  # a submission: its own snapshot, read-only, and no other
             snapshot = str(snapshot_dir(parsed[0]))

@@ -37,7 +37,7 @@ from typing import Any
 from arena.engine.jitcache import cache_dir
 from arena.errors import ArenaError
 from arena.hosting import cgroups, submissions
-from arena.hosting.names import is_builtin
+from arena.hosting.names import canonical, is_builtin
 
 #: Environment variables a host inherits; everything else (``ARENA_DB`` with its password, tokens,
 #: proxies) stays with the referee.
@@ -125,6 +125,9 @@ class Sandbox:
     limits: Limits = field(default_factory=Limits)
     warning: str | None = None
     exposed: tuple[str, ...] = field(default=(), repr=False)
+    #: Places of an installed third-party distribution outside :attr:`exposed` (an editable
+    #: checkout), by canonical distribution name: shown to that distribution's hosts only.
+    own_places: dict[str, tuple[str, ...]] = field(default_factory=dict, repr=False, compare=False)
     kernels: str = ""
     hierarchy: cgroups.Hierarchy | None = None
     cgroup_reason: str = ""
@@ -254,6 +257,13 @@ class Sandbox:
         if seccomp_fd is not None:
             cmd += ["--seccomp", str(seccomp_fd)]
         return [*cmd, *argv]
+
+    def own(self, plugin: str) -> list[tuple[str, str]]:
+        """What a host of ``plugin`` (a :func:`~arena.hosting.plugins.plugin_ref`) sees besides
+        :attr:`exposed`, as :meth:`launch`'s ``binds``: its own distribution's places outside the
+        environment (an editable checkout), never another's."""
+        distribution = plugin.partition(":")[0] if ":" in plugin else ""
+        return [(p, p) for p in self.own_places.get(canonical(distribution), ())]
 
     def submission_path(self, snapshot: str) -> str:
         """Where a host sees the snapshot ``snapshot`` of its submission."""
@@ -389,12 +399,16 @@ def _distribution_locations(dist: md.Distribution) -> set[str]:
     return places
 
 
-def _package_locations() -> set[str]:
+def _package_locations() -> tuple[set[str], dict[str, set[str]]]:
     """What a host needs to import: the interpreter's and the environment's library
     directories, every ``PYTHONPATH`` entry, and where every installed distribution's code
     lives, read from its own installed files (:func:`_distribution_locations`: editable installs
-    live outside the environment). A submission is none of these: it is not installed here, and
-    each of its hosts is shown its own snapshot alone (:meth:`Sandbox.command`)."""
+    live outside the environment); a submission is none of these: it is not installed here, and
+    each of its hosts is shown its own snapshot alone (:meth:`Sandbox.command`).
+
+    Returns the places every host sees, and, per third-party distribution (by its
+    :func:`~arena.hosting.names.canonical` name), the places of its own outside those (an
+    editable checkout): shown to its own hosts only (:meth:`Sandbox.own`)."""
     places = {os.path.dirname(os.path.realpath(sys.executable)), sys.prefix, sys.exec_prefix}
     for scheme in (sysconfig.get_paths(), sysconfig.get_paths(vars={"base": sys.base_prefix})):
         for key in ("stdlib", "platstdlib", "purelib", "platlib"):
@@ -410,20 +424,37 @@ def _package_locations() -> set[str]:
     if site.ENABLE_USER_SITE:
         environment.append(site.getusersitepackages())
     found = sorted({p for p in environment if os.path.isdir(p)})
+    common = {os.path.realpath(p) for p in places if p and os.path.exists(p)}
+    own: dict[str, set[str]] = {}
     for dist in md.distributions(path=found):
-        places.update(_distribution_locations(dist))
-    return {os.path.realpath(p) for p in places if p and os.path.exists(p)}
+        located = {os.path.realpath(p) for p in _distribution_locations(dist) if os.path.exists(p)}
+        name = dist.metadata["Name"] or ""
+        if is_builtin(name) or not name:
+            common.update(located)
+        else:
+            outside = {p for p in located if not _inside(p, common)}
+            if outside:
+                own.setdefault(canonical(name), set()).update(outside)
+    return common, own
 
 
-def _exposed() -> tuple[str, ...]:
-    """The package locations, without any inside another or inside a library directory."""
+def _kept(paths: Iterable[str], outer: Sequence[str] = ()) -> tuple[str, ...]:
+    """``paths`` without any inside another, inside ``outer`` or inside a library directory."""
     system = [p for p in LIBRARY_DIRS if os.path.isdir(p) and not os.path.islink(p)]
     kept: list[str] = []
-    for path in sorted(_package_locations(), key=lambda p: (p.count("/"), p)):
-        if path in ("/", "/usr", "/tmp") or _inside(path, kept) or _inside(path, system):
+    for path in sorted(paths, key=lambda p: (p.count("/"), p)):
+        if path in ("/", "/usr", "/tmp") or _inside(path, [*kept, *outer, *system]):
             continue
         kept.append(path)
     return tuple(sorted(kept))
+
+
+def _exposed() -> tuple[tuple[str, ...], dict[str, tuple[str, ...]]]:
+    """The package locations every host sees, and those each third-party distribution's own
+    hosts see besides (see :func:`_package_locations`)."""
+    common, own = _package_locations()
+    exposed = _kept(common)
+    return exposed, {name: _kept(paths, exposed) for name, paths in own.items()}
 
 
 @lru_cache(maxsize=8)
@@ -467,11 +498,11 @@ def choose_sandbox(
         if mode == "bwrap":
             raise SandboxError(error)
         return Sandbox("none", limits, warning=error, kernels=kernels, fallback=True)
-    exposed = _exposed()
+    exposed, own = _exposed()
     # the submissions store: each host is shown its own snapshot, never the others
     for secret in (*hide, submissions.root()):
         path = os.path.realpath(os.fspath(secret))
-        if _inside(path, exposed):
+        if _inside(path, exposed) or any(_inside(path, paths) for paths in own.values()):
             raise SandboxError(
                 f"{path} is inside a directory the sandbox shows to bots; keep the database, "
                 "deck files and submissions (ARENA_SUBMISSIONS) outside the Python environment "
@@ -485,6 +516,7 @@ def choose_sandbox(
         "bwrap",
         limits,
         exposed=exposed,
+        own_places=own,
         kernels=kernels,
         hierarchy=hierarchy,
         cgroup_reason="" if hierarchy else str(found),
