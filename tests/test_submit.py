@@ -68,6 +68,11 @@ def submitted(path: Path) -> dict[str, Any]:
     return data
 
 
+def submitted_with(option: str, path: Path) -> dict[str, Any]:
+    data: dict[str, Any] = json.loads(ok("submit", option, str(path), "--json"))
+    return data
+
+
 def play_logs(tmp_path: Path, *bots: str, seed: str = "1") -> list[str]:
     """Play one round between ``bots`` (sandboxed) and return each seat's host log."""
     logs = tmp_path / f"logs-{seed}"
@@ -513,3 +518,49 @@ def test_an_installed_bot_does_not_see_another_installed_bots_checkout(
     victim_log, spy_log = play_logs(tmp_path, "victim", "spy")
     assert "CHECKOUT HIDDEN" in spy_log and "SAW" not in spy_log, spy_log
     assert "SAW THE CHECKOUT" in victim_log, victim_log  # its own checkout: shown to it
+
+
+def test_a_host_writes_only_its_own_tmp() -> None:
+    """The root of a host's file system (bubblewrap's tmpfs holding the mount points, such as
+    the parents of the environment) is read-only: writing there would take memory past the
+    scratch limit."""
+    box = choose_sandbox("bwrap")
+    code = textwrap.dedent("""
+        for path in ("/big", "/tmp/small", __import__("sys").prefix + "/../x"):
+            try:
+                with open(path, "wb") as out:
+                    out.write(b"x" * 1000)
+                print("WROTE", path)
+            except OSError:
+                print("REFUSED", path)
+    """)
+    done = subprocess.run(
+        box.command([sys.executable, "-c", code]),
+        capture_output=True,
+        text=True,
+        env=box.environment(),
+        check=True,
+    )
+    assert done.stdout.split("\n")[:3] == [
+        "REFUSED /big",
+        "WROTE /tmp/small",
+        f"REFUSED {sys.prefix}/../x",
+    ], done.stdout
+
+
+@pytest.mark.skipif(
+    not os.environ.get("ARENA_TEST_NETWORK"),
+    reason="fetches a dependency from the package index (set ARENA_TEST_NETWORK=1)",
+)
+def test_with_network_a_missing_dependency_comes_as_a_wheel_into_the_snapshot(
+    store: Store, tmp_path: Path
+) -> None:
+    project = _project(tmp_path / "net", "sub-net", requires="six>=1.10")
+    (project / "sub_net" / "plugin.py").write_text(
+        PLUGIN.format(name="netbot", extra="import six", factory="FirstLegal")
+    )
+    data = submitted_with("--network", project)
+    snapshot = store.snapshot(data["content"])
+    assert (snapshot / "six.py").is_file() and data["bots"] == ["netbot"]
+    assert "six" not in {d.metadata["Name"] for d in md.distributions()}
+    ok("play", "netbot", "random", "--sandbox", "bwrap", "--seed", "5")

@@ -86,12 +86,17 @@ else:
         sys.exit(3)
     wheel = built[0]
 run("install", "--no-deps", "--no-compile", "--no-index", "--target", "/tmp/out", wheel)
+info = glob.glob("/tmp/out/*.dist-info")
+if len(info) != 1:
+    print("build failed: expected one *.dist-info, got", info, file=sys.stderr)
+    sys.exit(3)
+with open("/tmp/main", "w") as out:
+    out.write(os.path.basename(info[0]))
 import importlib.metadata as md
 try:
     from packaging.requirements import Requirement
 except ImportError:
     from pip._vendor.packaging.requirements import Requirement
-info = glob.glob("/tmp/out/*.dist-info")
 missing = []
 requires = md.PathDistribution(pathlib.Path(info[0])).requires if info else None
 for text in requires or []:
@@ -112,6 +117,7 @@ if missing:
     run("install", "--only-binary", ":all:", "--no-compile", "--target", "/tmp/out", *missing)
 with tarfile.open(fileobj=sys.stdout.buffer, mode="w|") as tar:
     tar.add("/tmp/out", arcname="out")
+    tar.add("/tmp/main", arcname="main")
 """
 
 
@@ -202,6 +208,13 @@ def _build(path: Path, staging: Path, network: bool, timeout: float) -> tuple[Pa
         "PYTHONDONTWRITEBYTECODE": "1",
         "SOURCE_DATE_EPOCH": "315532800",
     }
+    if network:  # the operator's index and certificates (a TLS-inspecting proxy's CA), if any
+        system_certs = "/etc/ssl/certs/ca-certificates.crt"
+        if os.path.exists(system_certs):
+            env["PIP_CERT"] = system_certs
+        for key in ("PIP_INDEX_URL", "PIP_EXTRA_INDEX_URL", "PIP_CERT"):
+            if os.environ.get(key):
+                env[key] = os.environ[key]
     command = [
         *build_command(str(path), inside, network),
         sys.executable, "-I", "-c", _BUILDER, kind, "1" if network else "0", inside,
@@ -235,7 +248,13 @@ def _build(path: Path, staging: Path, network: bool, timeout: float) -> tuple[Pa
     with tarfile.open(archive, mode="r:") as tar:
         tar.extractall(unpacked, filter="data")
     archive.unlink()
-    return unpacked / "out", text
+    result = unpacked / "out"
+    main = (unpacked / "main").read_text() if (unpacked / "main").is_file() else ""
+    if not main.endswith(".dist-info") or "/" in main or not (result / main).is_dir():
+        raise S.SubmissionError(f"the build of {path.name} did not say which package it built")
+    # which distribution is the submission's (its dependencies' metadata is there too)
+    (result / S.MAIN_FILE).write_text(main)
+    return result, text
 
 
 def _check(snapshot: Path) -> tuple[Any, dict[str, str]]:

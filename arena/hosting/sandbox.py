@@ -253,7 +253,9 @@ class Sandbox:
         cmd += ["--proc", "/proc", "--remount-ro", "/proc", "--dir", "/dev"]
         for device in DEVICES:
             cmd += ["--dev-bind", device, device]
-        cmd += ["--chdir", "/tmp"]
+        # the root (bubblewrap's own tmpfs, holding the mount points) read-only: a host writes
+        # only its size-limited /tmp, never unlimited memory outside it
+        cmd += ["--remount-ro", "/", "--chdir", "/tmp"]
         if seccomp_fd is not None:
             cmd += ["--seccomp", str(seccomp_fd)]
         return [*cmd, *argv]

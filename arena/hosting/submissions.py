@@ -44,6 +44,8 @@ REF_PREFIX = "@"
 #: Top-level names a submission may not ship: the arena's own packages.
 ARENA_PACKAGES = ("arena", "bots", "solver", "leaderboard")
 _HASH = re.compile(r"^[0-9a-f]{64}$")
+#: The file of a snapshot naming the submission's own ``*.dist-info`` (written by the arena).
+MAIN_FILE = ".arena-distribution"
 
 
 class SubmissionError(ArenaError):
@@ -125,8 +127,15 @@ def make_writable(directory: Path) -> None:
 
 
 def snapshot_distribution(directory: Path) -> md.Distribution:
-    """The one distribution installed in ``directory`` (read from its ``*.dist-info``, nothing
-    imported); :class:`SubmissionError` if there is none or more than one."""
+    """The submission's distribution in ``directory`` (read from its ``*.dist-info``, nothing
+    imported): the one :data:`MAIN_FILE` names (its dependencies may be installed beside it),
+    else the only one; :class:`SubmissionError` if there is none or it is ambiguous."""
+    try:
+        main = (directory / MAIN_FILE).read_text().strip()
+    except OSError:
+        main = ""
+    if main.endswith(".dist-info") and "/" not in main and (directory / main).is_dir():
+        return md.PathDistribution(directory / main)
     infos = sorted(directory.glob("*.dist-info"))
     if len(infos) != 1:
         found = ", ".join(p.name for p in infos) or "none"
