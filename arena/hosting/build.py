@@ -362,8 +362,13 @@ def submit(path: str | os.PathLike[str], store: S.Store | None = None, network: 
         reused = snapshot.exists()
         if not reused:
             snapshot.parent.mkdir(parents=True, exist_ok=True)
-            S.make_read_only(built)
-            os.rename(built, snapshot)
+            try:  # moved while writable (moving a directory needs that), then made read-only
+                os.rename(built, snapshot)
+                S.make_read_only(snapshot)
+            except OSError:
+                if not snapshot.is_dir():  # not the same content submitted at the same time
+                    raise
+                reused = True
         listed = _list_plugins(snapshot, content, plugins)
         with store.lock():
             _check_names(distribution, listed, store)
