@@ -9,8 +9,10 @@ JSON lines between referee and host), :mod:`~arena.hosting.host` (the host, ``py
 arena.hosting.host``), :mod:`~arena.hosting.hosted` (the referee's side of a host),
 :mod:`~arena.hosting.sandbox`, :mod:`~arena.hosting.seccomp` and :mod:`~arena.hosting.cgroups`
 (bubblewrap, the system-call filter and kernel limits), :mod:`~arena.hosting.kernels` (the trusted
-compile step of the arena's own bots), :mod:`~arena.hosting.starts` (bots that could not start)
-and :mod:`~arena.hosting.human` (a person's seat in the terminal).
+compile step of the arena's own bots), :mod:`~arena.hosting.starts` (bots that could not start),
+:mod:`~arena.hosting.human` (a person's seat in the terminal), :mod:`~arena.hosting.submissions`
+(the store of submitted bots' read-only snapshots and their versions) and
+:mod:`~arena.hosting.build` (``arena submit``: a submission built inside the sandbox).
 
 May import: arena, arena.errors, arena.seeds, arena.engine, arena.game, arena.bot, arena.botspec,
 arena.hookspecs, arena.referee, solver, bots.
