@@ -53,6 +53,8 @@ BUILD_TIME = 300.0
 BUILD_MB = 512
 #: Seconds a submitted plugin may take to say what it registers.
 LIST_TIME = 60.0
+#: MiB of address space each process of a build may take.
+BUILD_MEMORY_MB = 4096
 #: The most bytes of build output kept in the log.
 LOG_BYTES = 1 << 20
 
@@ -192,6 +194,15 @@ def _kind(path: Path) -> str:
     raise S.SubmissionError(f"{path} is not a wheel, a source package or a project directory")
 
 
+def _limit_build() -> None:
+    """In the build's process before it becomes bubblewrap: an address-space limit that its
+    processes inherit."""
+    import resource
+
+    limit = BUILD_MEMORY_MB << 20
+    resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
+
+
 def _build(path: Path, staging: Path, network: bool, timeout: float) -> tuple[Path, str]:
     """Run the sandboxed build of ``path``; the unpacked result's directory and the log."""
     kind = _kind(path)
@@ -224,7 +235,7 @@ def _build(path: Path, staging: Path, network: bool, timeout: float) -> tuple[Pa
     with archive.open("wb") as out, log_path.open("wb") as log:
         process = subprocess.Popen(
             command, stdin=subprocess.DEVNULL, stdout=out, stderr=log, env=env,
-            start_new_session=True, cwd="/",
+            start_new_session=True, cwd="/", preexec_fn=_limit_build,
         )  # fmt: skip
         try:
             code = process.wait(timeout=timeout)
