@@ -309,6 +309,7 @@ def _list_plugins(snapshot: Path, content: str, plugins: dict[str, str]) -> dict
 
     box = replace(choose_sandbox("bwrap"), limits=Limits())
     out: dict[str, Any] = {}
+    earlier = (0, 0)  # the bots and deck sets its earlier plugins registered: one limit a package
     for entry_point, value in plugins.items():
         ref = S.submission_ref(content, entry_point)
         argv = [sys.executable, "-m", "arena.hosting.host", "--plugin", ref]
@@ -322,12 +323,13 @@ def _list_plugins(snapshot: Path, content: str, plugins: dict[str, str]) -> dict
             problem = failure or str(listing.get("error") if listing else "")
             raise S.SubmissionError(f"plugin {entry_point!r} failed: {problem[: LIMITS.error]}")
         try:
-            _claims(PluginInfo(ref, value, "", ""), listing)
+            bots, decks = _claims(PluginInfo(ref, value, "", ""), listing, earlier)
         except (KeyError, TypeError, ValueError, AttributeError) as exc:
             raise S.SubmissionError(f"plugin {entry_point!r}: {exc}") from None
         if not listing.get("bots"):
             raise S.SubmissionError(f"plugin {entry_point!r} registers no bot")
         out[entry_point] = {"value": value, "listing": listing}
+        earlier = (earlier[0] + len(bots), earlier[1] + len(decks))
     return out
 
 
