@@ -21,7 +21,8 @@ from typing import Any
 
 import pytest
 from click.testing import CliRunner, Result
-from wheels import PLUGIN, bot_wheel
+from test_plugin_data import CLEAR, CLIPBOARD, ESCAPES, TITLE, raw_controls, shown
+from wheels import PLUGIN, bot_wheel, fixture_package, fixture_project, fixture_wheel, make_wheel
 
 import arena
 from arena.cli.main import cli
@@ -579,3 +580,125 @@ def test_with_network_a_missing_dependency_comes_as_a_wheel_into_the_snapshot(
     assert (snapshot / "six.py").is_file() and data["bots"] == ["netbot"]
     assert "six" not in {d.metadata["Name"] for d in md.distributions()}
     ok("play", "netbot", "random", "--sandbox", "bwrap", "--seed", "5")
+
+
+# --- what a submitted package registers is data (tests/fixtures, submitted) --------------------
+
+
+def refused(*args: str) -> str:
+    """The one line ``arena submit`` refused with (no control character in it)."""
+    error = one_line_error(invoke("submit", *args))
+    assert raw_controls(error) == []
+    return error
+
+
+def test_escape_sequences_in_a_submitted_package_are_shown_made_visible(
+    store: Store, tmp_path: Path
+) -> None:
+    # loud_plugin's plugins that fail (a variant the registry refuses, an import error, a forged
+    # listing with an error) are refused in one line that shows their escapes
+    wheels = tmp_path / "wheels"
+    variant = refused(str(fixture_wheel(wheels / "loud", "loud_plugin", ("loud",))))
+    assert "plugin 'loud' failed: " in variant and f"classic{shown(CLIPBOARD)}" in variant
+    broken = refused(str(fixture_wheel(wheels / "broken", "loud_plugin", ("loud-broken",))))
+    assert f"RuntimeError: {shown(ESCAPES)}cannot import" in broken
+    forger = refused(str(fixture_wheel(wheels / "forger", "loud_plugin", ("loud-forger",))))
+    assert f"{shown(ESCAPES)}forged error" in forger
+    assert store.records() == []
+    # its plugin without the refused variant, as a source project whose build prints escapes
+    project = fixture_project(
+        tmp_path / "loud",
+        "loud_plugin",
+        ("loud",),
+        f"import sys\nprint({ESCAPES + 'built'!r}, file=sys.stderr)",
+    )
+    module = project / "loud_plugin" / "plugin.py"
+    kept = [x for x in module.read_text().splitlines() if '"loud-variants"' not in x]
+    module.write_text("\n".join(kept) + "\n")
+    done = invoke("submit", str(project))
+    assert done.exit_code == 0, done.output
+    assert raw_controls(done.output) == []
+
+    text = ok("bots", "--sandbox", "bwrap")
+    assert raw_controls(text) == []
+    lines = text.splitlines()
+    assert f"{'loud':<14} {shown(ESCAPES)}a loud description" in lines
+    [params] = [x for x in lines if "parameters:" in x and "word=" in x]
+    assert f"depth{shown(CLEAR)}=3 (an int)" in params
+    assert f"word={shown(TITLE)}hello{shown(CLIPBOARD)} (a string)" in params
+    assert f"{'loud-crasher':<14} crashes{shown(TITLE)}" in lines
+    as_json = ok("bots", "--sandbox", "bwrap", "--json")
+    assert raw_controls(as_json) == []
+    bots = {b["name"]: b for b in json.loads(as_json)["bots"]}
+    assert bots["loud"]["description"] == f"{ESCAPES}a loud description"
+    assert bots["loud"]["params"] == {f"depth{CLEAR}": 3, "word": f"{TITLE}hello{CLIPBOARD}"}
+    assert bots["loud-crasher"]["description"] == f"crashes{TITLE}"
+
+    # arena submissions: its line, its build log (the package's own setup.py output), its JSON
+    listed = ok("submissions", "--log")
+    assert raw_controls(listed) == []
+    # (pip's output keeps the escapes but drops their BEL)
+    assert f"{shown(CLEAR)}{shown(TITLE[:-1])}" in listed and "built" in listed
+    records = ok("submissions", "--json")
+    assert raw_controls(records) == []
+    [record] = json.loads(records)
+    [bot] = [b for b in record["plugins"]["loud"]["listing"]["bots"] if b["name"] == "loud"]
+    assert bot["description"] == f"{ESCAPES}a loud description"
+    assert f"{CLEAR}{TITLE[:-1]}" in Path(record["log"]).read_text()  # kept, shown escaped
+
+
+def test_a_submitted_package_of_10000_bots_is_refused_in_one_line(
+    store: Store, tmp_path: Path
+) -> None:
+    from arena.hosting.catalog import LIMITS
+
+    horde = refused(str(fixture_wheel(tmp_path / "all", "crowd")))
+    assert "plugin 'horde': registers 10000 bots" in horde
+    assert f"at most {LIMITS.bots} per package" in horde
+    assert store.records() == []
+    # the package's other plugin, alone, is submitted and plays
+    data = submitted(fixture_wheel(tmp_path / "crowd", "crowd", ("crowd",)))
+    assert data["bots"] == [f"crowd-{i:03d}" for i in range(150)]
+    listed = ok("bots", "--sandbox", "bwrap").splitlines()
+    assert not any(x.startswith("error:") for x in listed)
+    assert {"crowd-000", "crowd-149", "greedy", "random"} <= {x.split(" ")[0] for x in listed}
+    ok("play", "crowd-007", "random", "--sandbox", "bwrap", "--seed", "3")
+
+
+def test_two_plugins_of_a_submitted_package_share_its_limit(store: Store, tmp_path: Path) -> None:
+    from arena.hosting.catalog import LIMITS
+
+    # crowd's own plugin registers 150; under two entry points, 300: past the package's limit
+    assert 150 < LIMITS.bots < 300
+    distribution, files, _ = fixture_package("crowd")
+    twice = "[arena.bots]\ncrowd = crowd.plugin\ncrowd-again = crowd.plugin\n"
+    error = refused(str(make_wheel(tmp_path / "w", distribution, "1.0", files, twice)))
+    assert (
+        f"registers 150 bots (300 with its package's other plugins); at most {LIMITS.bots}" in error
+    )
+    assert store.records() == []
+
+
+def test_a_hanging_register_hook_fails_a_submit_once_within_the_listing_timeout(
+    store: Store, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from arena.hosting import build
+
+    timeout = 6.0  # slow_plugin's slow hook sleeps 3 s, its hung one 300 s
+    monkeypatch.setattr(build, "LIST_TIME", timeout)
+    begun = time.monotonic()
+    hung = refused(str(fixture_wheel(tmp_path / "hung", "slow_plugin", ("hung",))))
+    took = time.monotonic() - begun
+    assert timeout <= took < timeout + 20, f"the refused submit took {took:.1f} s"
+    assert "plugin 'hung' failed: no listing within 6 s" in hung
+    assert store.records() == []
+    # the slow one is asked once, at submit; its listing is kept with the record (by its content
+    # hash) and never asked again
+    data = submitted(fixture_wheel(tmp_path / "slow", "slow_plugin", ("slow",)))
+    assert data["bots"] == ["tortoise"]
+    begun = time.monotonic()
+    lines = ok("bots", "--sandbox", "bwrap").splitlines()
+    took = time.monotonic() - begun
+    assert any(x.startswith("tortoise ") for x in lines)
+    assert not any(x.startswith("error:") for x in lines)
+    assert took < 3, f"arena bots took {took:.1f} s: it asked the slow hook again"

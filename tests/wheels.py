@@ -88,3 +88,49 @@ def bot_wheel(
     }
     entry_points = f"[arena.bots]\n{bot} = {package}.plugin\n{more_entry_points}"
     return make_wheel(directory, distribution, version, files, entry_points, top_level=top_level)
+
+
+#: The packages of ``tests/fixtures`` (each a project with a ``pyproject.toml``).
+FIXTURES = Path(__file__).parent / "fixtures"
+
+
+def fixture_package(fixture: str) -> tuple[str, dict[str, str], dict[str, str]]:
+    """The distribution name, the package's files (path -> text) and the ``arena.bots`` entry
+    points (name -> module) of the fixture project ``tests/fixtures/<fixture>``."""
+    import tomllib
+
+    root = FIXTURES / fixture
+    project = tomllib.loads((root / "pyproject.toml").read_text())["project"]
+    files = {
+        path.relative_to(root).as_posix(): path.read_text()
+        for path in sorted((root / fixture).rglob("*.py"))
+    }
+    return project["name"], files, dict(project["entry-points"]["arena.bots"])
+
+
+def fixture_wheel(directory: Path, fixture: str, plugins: tuple[str, ...] = ()) -> Path:
+    """A wheel of the fixture project ``fixture`` with its entry points ``plugins`` (all when
+    empty), built byte by byte (its code never runs here)."""
+    distribution, files, entry_points = fixture_package(fixture)
+    chosen = {k: v for k, v in entry_points.items() if not plugins or k in plugins}
+    text = "[arena.bots]\n" + "".join(f"{k} = {v}\n" for k, v in chosen.items())
+    return make_wheel(directory, distribution, "1.0", files, text)
+
+
+def fixture_project(
+    directory: Path, fixture: str, plugins: tuple[str, ...] = (), setup_body: str = ""
+) -> Path:
+    """The fixture project ``fixture`` as a source project with a ``setup.py`` (which runs
+    ``setup_body`` when the package is built) and its entry points ``plugins`` (all when
+    empty)."""
+    distribution, files, entry_points = fixture_package(fixture)
+    for path, text in files.items():
+        (directory / path).parent.mkdir(parents=True, exist_ok=True)
+        (directory / path).write_text(text)
+    chosen = [f"{k} = {v}" for k, v in entry_points.items() if not plugins or k in plugins]
+    (directory / "setup.py").write_text(
+        f"from setuptools import setup\n{setup_body}\n"
+        f"setup(name={distribution!r}, version='1.0', packages=[{fixture!r}],"
+        f" entry_points={{'arena.bots': {chosen!r}}})\n"
+    )
+    return directory
