@@ -190,3 +190,23 @@ def test_arena_bench_json_marks_each_figure() -> None:
     assert (figures["base"]["goal"], figures["base"]["status"]) == (None, "no goal")
     assert figures["share"]["goal"]["of"] == "base"
     assert (figures["share"]["status"], figures["share"]["bound"]) == ("missed", 5.0)
+
+
+@pytest.mark.usefixtures("bubblewrap")
+def test_the_submitted_field_is_submitted_into_a_private_store(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``arena submit`` takes the field wheel into the benchmark's temporary store, which
+    registers the field's bots under their names; the store setting is restored afterwards."""
+    from arena.bench.field import field_names
+    from arena.hosting.build import submit
+    from arena.hosting.submissions import Store
+
+    monkeypatch.setenv("ARENA_SUBMISSIONS", str(tmp_path / "theirs"))
+    with bench._submissions(str(tmp_path)):
+        assert Store().base == tmp_path / "submissions"
+        record = submit(bench.field_wheel(5, str(tmp_path)), Store()).record
+    assert record.distribution == "loveletter-fieldbot"
+    assert sorted(record.bots) == field_names(5)
+    assert Store().base == tmp_path / "theirs"
+    assert not (tmp_path / "theirs").exists()
