@@ -4,6 +4,8 @@ figure met, missed, unchecked or without a goal (on tiny benchmarks registered f
 from __future__ import annotations
 
 import json
+import zipfile
+from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
@@ -68,6 +70,47 @@ def test_the_registered_goals() -> None:
         assert BENCHMARKS[key].goal == Goal(">=", 0.5, of="field_5_games_per_s")
     assert BENCHMARKS["engine_rounds_per_s"].goal == Goal(">=", 1_000_000)
     assert BENCHMARKS["referee_moves_per_s"].goal is None
+
+
+def test_the_submitted_figures_sit_next_to_their_installed_counterparts() -> None:
+    """The same pure-Python bot's host start, installed and submitted; the 5-entrant field played
+    from a submission, held to 85% of the installed field (not timed here)."""
+    keys = list(BENCHMARKS)
+    for installed, submitted in (
+        ("installed_host_start_seconds", "submitted_host_start_seconds"),
+        ("field_5_games_per_s", "submitted_field_5_games_per_s"),
+    ):
+        assert keys.index(submitted) == keys.index(installed) + 1
+        assert BENCHMARKS[submitted].unit == BENCHMARKS[installed].unit
+    assert BENCHMARKS["host_start_seconds"].unit == "s"
+    assert BENCHMARKS["installed_host_start_seconds"].goal is None
+    assert BENCHMARKS["submitted_field_5_games_per_s"].all_cores
+    assert BENCHMARKS["submitted_field_5_games_per_s"].goal == Goal(
+        ">=", 0.85, of="field_5_games_per_s"
+    )
+    assert str(BENCHMARKS["submitted_field_5_games_per_s"].goal) == ">= 0.85 x field_5_games_per_s"
+
+
+def test_the_submitted_field_is_the_installed_package_as_a_wheel(tmp_path: Path) -> None:
+    """The wheel ``arena submit`` gets for ``submitted_field_5_games_per_s`` holds the field
+    package, its ``arena.bots`` entry point and a complete RECORD."""
+    with zipfile.ZipFile(bench.field_wheel(5, str(tmp_path))) as wheel:
+        names = set(wheel.namelist())
+        info = "loveletter_fieldbot-1.0.dist-info"
+        assert {
+            "loveletter_fieldbot/__init__.py",
+            "loveletter_fieldbot/bot.py",
+            "loveletter_fieldbot/plugin.py",
+            f"{info}/METADATA",
+            f"{info}/WHEEL",
+            f"{info}/entry_points.txt",
+            f"{info}/RECORD",
+        } <= names
+        assert "Name: loveletter-fieldbot" in wheel.read(f"{info}/METADATA").decode()
+        assert "[arena.bots]" in wheel.read(f"{info}/entry_points.txt").decode()
+        record = wheel.read(f"{info}/RECORD").decode().splitlines()
+        assert {line.split(",", 1)[0] for line in record} == names
+        assert "range(5)" in wheel.read("loveletter_fieldbot/plugin.py").decode()
 
 
 def _three(seconds: float) -> float:
@@ -147,3 +190,23 @@ def test_arena_bench_json_marks_each_figure() -> None:
     assert (figures["base"]["goal"], figures["base"]["status"]) == (None, "no goal")
     assert figures["share"]["goal"]["of"] == "base"
     assert (figures["share"]["status"], figures["share"]["bound"]) == ("missed", 5.0)
+
+
+@pytest.mark.usefixtures("bubblewrap")
+def test_the_submitted_field_is_submitted_into_a_private_store(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``arena submit`` takes the field wheel into the benchmark's temporary store, which
+    registers the field's bots under their names; the store setting is restored afterwards."""
+    from arena.bench.field import field_names
+    from arena.hosting.build import submit
+    from arena.hosting.submissions import Store
+
+    monkeypatch.setenv("ARENA_SUBMISSIONS", str(tmp_path / "theirs"))
+    with bench._submissions(str(tmp_path)):
+        assert Store().base == tmp_path / "submissions"
+        record = submit(bench.field_wheel(5, str(tmp_path)), Store()).record
+    assert record.distribution == "loveletter-fieldbot"
+    assert sorted(record.bots) == field_names(5)
+    assert Store().base == tmp_path / "theirs"
+    assert not (tmp_path / "theirs").exists()

@@ -118,25 +118,14 @@ def host_start_seconds(seconds: float) -> float:
     """Median seconds from starting a ``greedy`` host (a policy bot: the interpreter, the arena's
     modules and its compiled kernels, loaded from the trusted cache after the compile step) in
     the sandbox a tournament would use here until it says hello."""
-    import statistics
-
     from arena.hosting.catalog import load_catalog
-    from arena.hosting.hosted import HostHandle
     from arena.hosting.kernels import compile_kernels, trusted_bots
     from arena.hosting.sandbox import choose_sandbox
 
     box = choose_sandbox("auto")
     entry = load_catalog(box).bots["greedy"]
     compile_kernels(trusted_bots([entry]), box)
-    times: list[float] = []
-    deadline = time.perf_counter() + seconds
-    while len(times) < 3 or (time.perf_counter() < deadline and len(times) < 20):
-        handle = HostHandle("greedy", entry.plugin, sandbox=box)
-        begun = time.perf_counter()
-        handle.start(0, 2, "classic", 0)
-        times.append(time.perf_counter() - begun)
-        handle.close()
-    return statistics.median(times)
+    return _host_starts("greedy", entry.plugin, box, seconds)
 
 
 #: The plugin of the pure-Python bot :func:`submitted_host_start_seconds` submits.
@@ -156,72 +145,146 @@ def arena_register_bots(register):
 """
 
 
-def _bench_wheel(directory: str) -> str:
-    """A pure-Python wheel of ``arena-bench-submitted`` (written byte by byte)."""
+def _wheel(directory: str, distribution: str, files: dict[str, str]) -> str:
+    """A pure-Python wheel of ``distribution`` 1.0 holding ``files`` (path -> text) besides its
+    metadata (the ``*.dist-info/entry_points.txt`` among ``files``), written byte by byte."""
     import base64
     import hashlib
     import zipfile
 
-    info = "arena_bench_submitted-1.0.dist-info"
+    stem = distribution.replace("-", "_")
+    info = f"{stem}-1.0.dist-info"
     files = {
-        "arena_bench_submitted/__init__.py": "",
-        "arena_bench_submitted/plugin.py": _SUBMITTED_PLUGIN,
-        f"{info}/METADATA": "Metadata-Version: 2.1\nName: arena-bench-submitted\nVersion: 1.0\n",
+        **files,
+        f"{info}/METADATA": f"Metadata-Version: 2.1\nName: {distribution}\nVersion: 1.0\n",
         f"{info}/WHEEL": "Wheel-Version: 1.0\nGenerator: arena\nRoot-Is-Purelib: true\n"
         "Tag: py3-none-any\n",
-        f"{info}/entry_points.txt": "[arena.bots]\nbench = arena_bench_submitted.plugin\n",
     }
     record = []
     for name, text in files.items():
         digest = base64.urlsafe_b64encode(hashlib.sha256(text.encode()).digest()).rstrip(b"=")
         record.append(f"{name},sha256={digest.decode()},{len(text.encode())}")
     files[f"{info}/RECORD"] = "\n".join([*record, f"{info}/RECORD,,"]) + "\n"
-    path = os.path.join(directory, "arena_bench_submitted-1.0-py3-none-any.whl")
+    path = os.path.join(directory, f"{stem}-1.0-py3-none-any.whl")
     with zipfile.ZipFile(path, "w") as archive:
         for name, text in files.items():
             archive.writestr(name, text)
     return path
 
 
+#: The files of ``arena-bench-submitted`` (besides its metadata): the bot of both host starts.
+_BENCH_FILES = {
+    "arena_bench_submitted/__init__.py": "",
+    "arena_bench_submitted/plugin.py": _SUBMITTED_PLUGIN,
+    "arena_bench_submitted-1.0.dist-info/entry_points.txt": (
+        "[arena.bots]\nbench = arena_bench_submitted.plugin\n"
+    ),
+}
+
+
+def _bench_wheel(directory: str) -> str:
+    """A pure-Python wheel of ``arena-bench-submitted``."""
+    return _wheel(directory, "arena-bench-submitted", _BENCH_FILES)
+
+
+@contextmanager
+def _submissions(scratch: str) -> Iterator[None]:
+    """``ARENA_SUBMISSIONS`` set to a store in ``scratch`` (a temporary directory the caller
+    removes), restored afterwards; the store's read-only snapshots made writable again so that
+    they can be removed."""
+    from pathlib import Path
+
+    from arena.hosting.submissions import make_writable
+
+    before = os.environ.get("ARENA_SUBMISSIONS")
+    os.environ["ARENA_SUBMISSIONS"] = os.path.join(scratch, "submissions")
+    try:
+        yield
+    finally:
+        if before is None:
+            os.environ.pop("ARENA_SUBMISSIONS", None)
+        else:
+            os.environ["ARENA_SUBMISSIONS"] = before
+        make_writable(Path(scratch) / "submissions")
+
+
+@contextmanager
+def _on_path(where: str) -> Iterator[None]:
+    """``where`` (a directory of installed packages) on ``sys.path`` and ``PYTHONPATH`` (so that
+    the catalog and every host see it), both restored afterwards."""
+    import importlib
+    import sys
+
+    before = os.environ.get("PYTHONPATH")
+    os.environ["PYTHONPATH"] = os.pathsep.join(p for p in (where, before) if p)
+    sys.path.insert(0, where)
+    importlib.invalidate_caches()
+    try:
+        yield
+    finally:
+        sys.path.remove(where)
+        if before is None:
+            os.environ.pop("PYTHONPATH", None)
+        else:
+            os.environ["PYTHONPATH"] = before
+        importlib.invalidate_caches()
+
+
+def _host_starts(name: str, ref: str, box: Any, seconds: float) -> float:
+    """Median seconds from starting the host of bot ``name`` (plugin ``ref``) in ``box`` until
+    it says hello: at least 3 starts, then more (up to 20) for ``seconds``."""
+    import statistics
+
+    from arena.hosting.hosted import HostHandle
+
+    times: list[float] = []
+    deadline = time.perf_counter() + seconds
+    while len(times) < 3 or (time.perf_counter() < deadline and len(times) < 20):
+        handle = HostHandle(name, ref, sandbox=box)
+        begun = time.perf_counter()
+        handle.start(0, 2, "classic", 0)
+        times.append(time.perf_counter() - begun)
+        handle.close()
+    return statistics.median(times)
+
+
+def installed_host_start_seconds(seconds: float) -> float:
+    """Median seconds from starting the host of the pure-Python bot of
+    :func:`submitted_host_start_seconds`, installed (its package on ``PYTHONPATH`` in a temporary
+    directory) rather than submitted, in the same sandbox, to its hello: the like-for-like
+    counterpart of that figure."""
+    import tempfile
+    import zipfile
+
+    from arena.hosting.catalog import load_catalog
+    from arena.hosting.sandbox import choose_sandbox
+
+    with tempfile.TemporaryDirectory(prefix="arena-bench-") as scratch:
+        site = os.path.join(scratch, "site")
+        with zipfile.ZipFile(_bench_wheel(scratch)) as archive:
+            archive.extractall(site)
+        with _on_path(site):
+            box = choose_sandbox("bwrap")
+            entry = load_catalog(box).bots["bench-submitted"]
+            return _host_starts("bench-submitted", entry.plugin, box, seconds)
+
+
 def submitted_host_start_seconds(seconds: float) -> float:
     """Median seconds from starting the host of a submitted pure-Python bot (``arena submit`` of
     a wheel into a temporary store; the host sees its snapshot) in the sandbox to its hello:
-    to compare with :func:`host_start_seconds`. Needs bubblewrap (a submission never runs
-    without it)."""
-    import statistics
+    to compare with :func:`installed_host_start_seconds` (the same bot installed) and
+    :func:`host_start_seconds`. Needs bubblewrap (a submission never runs without it)."""
     import tempfile
 
     from arena.hosting.build import submit
-    from arena.hosting.hosted import HostHandle
     from arena.hosting.sandbox import choose_sandbox
     from arena.hosting.submissions import Store, submission_ref
 
-    before = os.environ.get("ARENA_SUBMISSIONS")
-    with tempfile.TemporaryDirectory(prefix="arena-bench-") as scratch:
-        os.environ["ARENA_SUBMISSIONS"] = os.path.join(scratch, "submissions")
-        try:
-            record = submit(_bench_wheel(scratch), Store()).record
-            box = choose_sandbox("bwrap")
-            ref = submission_ref(record.content, "bench")
-            times: list[float] = []
-            deadline = time.perf_counter() + seconds
-            while len(times) < 3 or (time.perf_counter() < deadline and len(times) < 20):
-                handle = HostHandle("bench-submitted", ref, sandbox=box)
-                begun = time.perf_counter()
-                handle.start(0, 2, "classic", 0)
-                times.append(time.perf_counter() - begun)
-                handle.close()
-        finally:
-            if before is None:
-                os.environ.pop("ARENA_SUBMISSIONS", None)
-            else:
-                os.environ["ARENA_SUBMISSIONS"] = before
-            from pathlib import Path
-
-            from arena.hosting.submissions import make_writable
-
-            make_writable(Path(scratch) / "submissions")
-    return statistics.median(times)
+    with tempfile.TemporaryDirectory(prefix="arena-bench-") as scratch, _submissions(scratch):
+        record = submit(_bench_wheel(scratch), Store()).record
+        box = choose_sandbox("bwrap")
+        ref = submission_ref(record.content, "bench")
+        return _host_starts("bench-submitted", ref, box, seconds)
 
 
 def _simulate_rounds_per_s(bots: list[str], seconds: float) -> float:
@@ -394,7 +457,7 @@ def tournament_games_per_s(seconds: float) -> float:
 
 #: Seconds each field size of the scale benchmark plays at least (its hosts' starts included).
 FIELD_SECONDS = 60.0
-_field_results: dict[int, tuple[float, float]] = {}
+_field_results: dict[tuple[int, bool], tuple[float, float]] = {}
 
 
 @dataclass
@@ -466,20 +529,41 @@ class _StopAfter:
         self._sampler.join()
 
 
-def _field(entrants: int, seconds: float) -> tuple[float, float]:
+def field_wheel(entrants: int, directory: str) -> str:
+    """A wheel of the field package of ``entrants`` bots (:func:`arena.bench.field.install_field`)
+    in ``directory``, for ``arena submit``."""
+    from pathlib import Path
+
+    from arena.bench.field import FIELD_BOT, install_field
+
+    site = install_field(entrants, Path(directory) / "wheel-site")
+    files = {
+        path.relative_to(site).as_posix(): path.read_text()
+        for path in sorted(site.rglob("*"))
+        if path.is_file() and path.name != "METADATA"
+    }
+    return _wheel(directory, f"loveletter-{FIELD_BOT}", files)
+
+
+def _field(entrants: int, seconds: float, submitted: bool = False) -> tuple[float, float]:
     """Games per second and peak memory (MiB) of a tournament of ``entrants`` copies of the
     scaffolded pure-Python bot on ``fixed36`` (repeated so that it lasts), with the default
     workers and sandbox, over at least ``seconds``: everything from starting the workers on,
-    their hosts' starts included."""
-    if entrants in _field_results:
-        return _field_results[entrants]
+    their hosts' starts included. The package is installed (on ``PYTHONPATH``) or, when
+    ``submitted``, submitted with ``arena submit`` into a temporary store (and played from its
+    snapshot, in bubblewrap)."""
+    if (entrants, submitted) in _field_results:
+        return _field_results[(entrants, submitted)]
     import math
     import tempfile
+    from contextlib import ExitStack
     from pathlib import Path
 
     from arena.bench.field import field_names, install_field, use_field
+    from arena.hosting.build import submit
     from arena.hosting.catalog import load_catalog
     from arena.hosting.sandbox import choose_sandbox
+    from arena.hosting.submissions import Store as Submissions
     from arena.tournament.pool import LocalPool, default_workers
     from arena.tournament.runner import (
         TournamentSpec,
@@ -489,9 +573,15 @@ def _field(entrants: int, seconds: float) -> tuple[float, float]:
     )
     from leaderboard.store import Store
 
-    with tempfile.TemporaryDirectory(prefix="arena-field-") as where:
-        use_field(install_field(entrants, Path(where) / "site"))
-        sandbox = choose_sandbox("auto")
+    with ExitStack() as stack:
+        where = stack.enter_context(tempfile.TemporaryDirectory(prefix="arena-field-"))
+        if submitted:
+            stack.enter_context(_submissions(where))
+            submit(field_wheel(entrants, where), Submissions())
+            sandbox = choose_sandbox("bwrap")
+        else:
+            use_field(install_field(entrants, Path(where) / "site"))
+            sandbox = choose_sandbox("auto")
         catalog = load_catalog(sandbox)
         pairs = entrants * (entrants - 1) // 2
         repeat = max(1, math.ceil(20_000 / (pairs * 72)))
@@ -517,14 +607,21 @@ def _field(entrants: int, seconds: float) -> tuple[float, float]:
             watch.close()
             store.close()
     played = summary.total - summary.left - summary.stored_before
-    _field_results[entrants] = (played / summary.seconds, watch.peak / (1 << 20))
-    return _field_results[entrants]
+    _field_results[(entrants, submitted)] = (played / summary.seconds, watch.peak / (1 << 20))
+    return _field_results[(entrants, submitted)]
 
 
 def field_5_games_per_s(seconds: float) -> float:
     """Games per second of a 5-entrant field of the scaffolded pure-Python bot (see
     :func:`_field`)."""
     return _field(5, max(seconds, FIELD_SECONDS))[0]
+
+
+def submitted_field_5_games_per_s(seconds: float) -> float:
+    """The 5-entrant field played from a submission: the same package submitted with ``arena
+    submit`` into a temporary store (see :func:`_field`); at least 85% of
+    :func:`field_5_games_per_s`."""
+    return _field(5, max(seconds, FIELD_SECONDS), submitted=True)[0]
 
 
 def field_30_games_per_s(seconds: float) -> float:
@@ -608,6 +705,7 @@ BENCHMARKS: dict[str, Benchmark] = {
         Benchmark("referee_moves_per_s", referee_moves_per_s, "moves/s", None),
         Benchmark("isolated_moves_per_s", isolated_moves_per_s, "moves/s", Goal(">=", 5_000)),
         Benchmark("host_start_seconds", host_start_seconds, "s", None),
+        Benchmark("installed_host_start_seconds", installed_host_start_seconds, "s", None),
         Benchmark("submitted_host_start_seconds", submitted_host_start_seconds, "s", None),
         Benchmark(
             "simulate_random_random_rounds_per_s",
@@ -636,6 +734,13 @@ BENCHMARKS: dict[str, Benchmark] = {
             "tournament_games_per_s", tournament_games_per_s, "games/s", None, all_cores=True
         ),
         Benchmark("field_5_games_per_s", field_5_games_per_s, "games/s", None, all_cores=True),
+        Benchmark(
+            "submitted_field_5_games_per_s",
+            submitted_field_5_games_per_s,
+            "games/s",
+            Goal(">=", 0.85, of="field_5_games_per_s"),
+            all_cores=True,
+        ),
         Benchmark(
             "field_30_games_per_s",
             field_30_games_per_s,
