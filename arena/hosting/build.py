@@ -35,7 +35,6 @@ import os
 import shutil
 import subprocess
 import sys
-import sysconfig
 import tarfile
 import tempfile
 import time
@@ -46,7 +45,14 @@ from typing import Any
 from arena.hosting import submissions as S
 from arena.hosting.names import canonical, is_builtin
 from arena.hosting.plugins import GROUP
-from arena.hosting.sandbox import DEVICES, LIBRARY_DIRS, SANDBOX_UID, Limits, choose_sandbox
+from arena.hosting.sandbox import (
+    LIBRARY_DIRS,
+    Limits,
+    bwrap_command,
+    choose_sandbox,
+    interpreter_places,
+    seccomp_pipe,
+)
 
 #: Seconds a build may take, and MiB its scratch space (sources, wheels and the result) may hold.
 BUILD_TIME = 300.0
@@ -134,11 +140,8 @@ class Submitted:
 
 def _environment_dirs() -> list[str]:
     """The interpreter and the arena's Python environment: what a build needs to run pip."""
-    places = {os.path.dirname(os.path.realpath(sys.executable)), sys.prefix, sys.base_prefix}
-    for scheme in (sysconfig.get_paths(), sysconfig.get_paths(vars={"base": sys.base_prefix})):
-        for key in ("stdlib", "platstdlib", "purelib", "platlib"):
-            if key in scheme:
-                places.add(scheme[key])
+    places = interpreter_places()
+    places.add(sys.base_prefix)
     system = [p for p in LIBRARY_DIRS if os.path.isdir(p) and not os.path.islink(p)]
     kept: list[str] = []
     for path in sorted({os.path.realpath(p) for p in places if os.path.exists(p)}, key=len):
@@ -150,36 +153,18 @@ def _environment_dirs() -> list[str]:
     return kept
 
 
-def build_command(given: str, inside: str, network: bool, scratch_mb: int = BUILD_MB) -> list[str]:
+def build_command(
+    given: str,
+    inside: str,
+    network: bool,
+    scratch_mb: int = BUILD_MB,
+    seccomp_fd: int | None = None,
+) -> list[str]:
     """The bubblewrap command line of a build of ``given`` (seen at ``inside``)."""
-    cmd = [
-        shutil.which("bwrap") or "bwrap",
-        "--unshare-user", "--uid", str(SANDBOX_UID), "--gid", str(SANDBOX_UID),
-        "--disable-userns", "--cap-drop", "ALL",
-        "--unshare-pid", "--unshare-ipc", "--unshare-uts", "--unshare-cgroup-try",
-        "--new-session", "--die-with-parent",
-        "--size", str(scratch_mb << 20), "--tmpfs", "/tmp",
-    ]  # fmt: skip
-    if not network:
-        cmd.append("--unshare-net")
-    for path in LIBRARY_DIRS:
-        if os.path.islink(path):
-            cmd += ["--symlink", os.readlink(path), path]
-        elif os.path.isdir(path):
-            cmd += ["--ro-bind", path, path]
-    cmd += ["--ro-bind-try", "/etc/ld.so.cache", "/etc/ld.so.cache"]
-    if network:
-        for path in ("/etc/resolv.conf", "/etc/hosts", "/etc/nsswitch.conf", "/etc/ssl"):
-            cmd += ["--ro-bind-try", path, path]
-    for path in _environment_dirs():
-        cmd += ["--ro-bind", path, path]
-    cmd += ["--ro-bind", given, inside]
-    cmd += ["--proc", "/proc", "--remount-ro", "/proc", "--dir", "/dev"]
-    for device in DEVICES:
-        cmd += ["--dev-bind", device, device]
-    # the root (bubblewrap's own tmpfs, holding the mount points) read-only: /tmp is the only
-    # place a build writes, and it is size-limited
-    return [*cmd, "--remount-ro", "/", "--chdir", "/tmp"]
+    shown = [(path, path) for path in _environment_dirs()] + [(given, inside)]
+    cmd = bwrap_command(scratch_mb, shown, network=network, seccomp_fd=seccomp_fd)
+    # found on this process's PATH: the build's environment has a minimal one
+    return [shutil.which("bwrap") or "bwrap", *cmd[1:]]
 
 
 def _kind(path: Path) -> str:
@@ -226,17 +211,23 @@ def _build(path: Path, staging: Path, network: bool, timeout: float) -> tuple[Pa
         for key in ("PIP_INDEX_URL", "PIP_EXTRA_INDEX_URL", "PIP_CERT"):
             if os.environ.get(key):
                 env[key] = os.environ[key]
+    seccomp_fd = seccomp_pipe()
     command = [
-        *build_command(str(path), inside, network),
+        *build_command(str(path), inside, network, seccomp_fd=seccomp_fd),
         sys.executable, "-I", "-c", _BUILDER, kind, "1" if network else "0", inside,
     ]  # fmt: skip
     archive = staging / "out.tar"
     log_path = staging / "build.log"
     with archive.open("wb") as out, log_path.open("wb") as log:
-        process = subprocess.Popen(
-            command, stdin=subprocess.DEVNULL, stdout=out, stderr=log, env=env,
-            start_new_session=True, cwd="/", preexec_fn=_limit_build,
-        )  # fmt: skip
+        try:
+            process = subprocess.Popen(
+                command, stdin=subprocess.DEVNULL, stdout=out, stderr=log, env=env,
+                start_new_session=True, cwd="/", preexec_fn=_limit_build,
+                pass_fds=() if seccomp_fd is None else (seccomp_fd,),
+            )  # fmt: skip
+        finally:
+            if seccomp_fd is not None:
+                os.close(seccomp_fd)
         try:
             code = process.wait(timeout=timeout)
         except subprocess.TimeoutExpired:
@@ -388,7 +379,7 @@ def submit(path: str | os.PathLike[str], store: S.Store | None = None, network: 
             version = store.next_version(distribution)
             logs = store.base / "logs"
             logs.mkdir(parents=True, exist_ok=True)
-            log_path = logs / f"{S.canonical_dist(distribution)}-{version}.log"
+            log_path = logs / f"{canonical(distribution)}-{version}.log"
             log_path.write_text(log)
             record = S.Record(
                 distribution=distribution,

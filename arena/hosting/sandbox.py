@@ -226,39 +226,10 @@ class Sandbox:
         where it is seen)``: a submission's snapshot, at :data:`SUBMISSION_MOUNT`."""
         if not self.isolated:
             return list(argv)
-        cmd = [
-            "bwrap",
-            "--unshare-user", "--uid", str(SANDBOX_UID), "--gid", str(SANDBOX_UID),
-            "--disable-userns", "--cap-drop", "ALL",
-            "--unshare-pid", "--unshare-net", "--unshare-ipc", "--unshare-uts",
-            "--unshare-cgroup-try",
-            "--new-session", "--die-with-parent",
-            # /tmp first: packages installed below /tmp are then mounted on top of it.
-            "--size", str(self.limits.scratch_mb << 20), "--tmpfs", "/tmp",
-        ]  # fmt: skip
-        for path in LIBRARY_DIRS:
-            if os.path.islink(path):
-                cmd += ["--symlink", os.readlink(path), path]
-            elif os.path.isdir(path):
-                cmd += ["--ro-bind", path, path]
-        cmd += ["--ro-bind-try", "/etc/ld.so.cache", "/etc/ld.so.cache"]
-        for path in self.exposed:
-            cmd += ["--ro-bind", path, path]
-        for path, inside in binds:
-            cmd += ["--ro-bind", path, inside]
+        shown = [(path, path) for path in self.exposed] + list(binds)
         if self.kernels:
-            cmd += ["--ro-bind", self.kernels, self.kernels]
-        # /proc read-only: the host's kernel uid is root's when root runs the arena (mapped to
-        # SANDBOX_UID inside, with no capability), so writable sysctls would be a hole.
-        cmd += ["--proc", "/proc", "--remount-ro", "/proc", "--dir", "/dev"]
-        for device in DEVICES:
-            cmd += ["--dev-bind", device, device]
-        # the root (bubblewrap's own tmpfs, holding the mount points) read-only: a host writes
-        # only its size-limited /tmp, never unlimited memory outside it
-        cmd += ["--remount-ro", "/", "--chdir", "/tmp"]
-        if seccomp_fd is not None:
-            cmd += ["--seccomp", str(seccomp_fd)]
-        return [*cmd, *argv]
+            shown.append((self.kernels, self.kernels))
+        return [*bwrap_command(self.limits.scratch_mb, shown, seccomp_fd=seccomp_fd), *argv]
 
     def own(self, plugin: str) -> list[tuple[str, str]]:
         """What a host of ``plugin`` (a :func:`~arena.hosting.plugins.plugin_ref`) sees besides
@@ -287,14 +258,8 @@ class Sandbox:
                 self.limits.processes,
                 self.limits.cores,
             )
-        program = _seccomp_program() if self.isolated else None
-        pass_fds: list[int] = []
-        seccomp_fd = None
-        if program is not None:
-            seccomp_fd, write_end = os.pipe()
-            os.write(write_end, program)  # a few hundred bytes: never blocks
-            os.close(write_end)
-            pass_fds.append(seccomp_fd)
+        seccomp_fd = seccomp_pipe() if self.isolated else None
+        pass_fds = [] if seccomp_fd is None else [seccomp_fd]
         command = self.command(argv, seccomp_fd, binds)
         if group is not None:
             # Join the group before anything of the bot runs: a shell writes its own pid into
@@ -322,6 +287,80 @@ class Sandbox:
             if seccomp_fd is not None:
                 os.close(seccomp_fd)
         return HostProcess(process, group)
+
+
+def bwrap_command(
+    scratch_mb: int,
+    shown: Sequence[tuple[str, str]],
+    *,
+    network: bool = False,
+    seccomp_fd: int | None = None,
+) -> list[str]:
+    """bubblewrap's command line (without the command it runs) for a process that runs as
+    :data:`SANDBOX_UID` in its own user namespace with no capability, no other process in sight,
+    a private size-limited ``/tmp`` of ``scratch_mb`` MiB as the only writable place, the
+    system's libraries, ``/dev/null`` and ``/dev/urandom``, a read-only ``/proc``, and the
+    directories ``shown`` read-only, as ``(path, where it is seen)``. No network unless
+    ``network`` (then the resolver's and the certificates' files are shown too);
+    ``seccomp_fd`` is a descriptor holding the filter program to load. Hosts
+    (:meth:`Sandbox.command`) and builds (:mod:`arena.hosting.build`) both start this way."""
+    cmd = [
+        "bwrap",
+        "--unshare-user", "--uid", str(SANDBOX_UID), "--gid", str(SANDBOX_UID),
+        "--disable-userns", "--cap-drop", "ALL",
+        "--unshare-pid", "--unshare-ipc", "--unshare-uts", "--unshare-cgroup-try",
+        "--new-session", "--die-with-parent",
+        # /tmp first: packages installed below /tmp are then mounted on top of it.
+        "--size", str(scratch_mb << 20), "--tmpfs", "/tmp",
+    ]  # fmt: skip
+    if not network:
+        cmd.append("--unshare-net")
+    for path in LIBRARY_DIRS:
+        if os.path.islink(path):
+            cmd += ["--symlink", os.readlink(path), path]
+        elif os.path.isdir(path):
+            cmd += ["--ro-bind", path, path]
+    cmd += ["--ro-bind-try", "/etc/ld.so.cache", "/etc/ld.so.cache"]
+    if network:
+        for path in ("/etc/resolv.conf", "/etc/hosts", "/etc/nsswitch.conf", "/etc/ssl"):
+            cmd += ["--ro-bind-try", path, path]
+    for path, inside in shown:
+        cmd += ["--ro-bind", path, inside]
+    # /proc read-only: the process's kernel uid is root's when root runs the arena (mapped to
+    # SANDBOX_UID inside, with no capability), so writable sysctls would be a hole.
+    cmd += ["--proc", "/proc", "--remount-ro", "/proc", "--dir", "/dev"]
+    for device in DEVICES:
+        cmd += ["--dev-bind", device, device]
+    # the root (bubblewrap's own tmpfs, holding the mount points) read-only: the process writes
+    # only its size-limited /tmp, never unlimited memory outside it
+    cmd += ["--remount-ro", "/", "--chdir", "/tmp"]
+    if seccomp_fd is not None:
+        cmd += ["--seccomp", str(seccomp_fd)]
+    return cmd
+
+
+def seccomp_pipe() -> int | None:
+    """A descriptor from which bubblewrap reads the system-call filter (:mod:`.seccomp`), to be
+    passed to it and closed by the caller after the start; ``None`` where the filter cannot be
+    built (no libseccomp)."""
+    program = _seccomp_program()
+    if program is None:
+        return None
+    read_end, write_end = os.pipe()
+    os.write(write_end, program)  # a few hundred bytes: never blocks
+    os.close(write_end)
+    return read_end
+
+
+def interpreter_places() -> set[str]:
+    """The interpreter's directory and the library directories of its installation and of the
+    arena's environment (what any Python process here needs to start)."""
+    places = {os.path.dirname(os.path.realpath(sys.executable)), sys.prefix, sys.exec_prefix}
+    for scheme in (sysconfig.get_paths(), sysconfig.get_paths(vars={"base": sys.base_prefix})):
+        for key in ("stdlib", "platstdlib", "purelib", "platlib"):
+            if key in scheme:
+                places.add(scheme[key])
+    return places
 
 
 def describe_enforcement(facts: dict[str, Any]) -> str:
@@ -411,11 +450,7 @@ def _package_locations() -> tuple[set[str], dict[str, set[str]]]:
     Returns the places every host sees, and, per third-party distribution (by its
     :func:`~arena.hosting.names.canonical` name), the places of its own outside those (an
     editable checkout): shown to its own hosts only (:meth:`Sandbox.own`)."""
-    places = {os.path.dirname(os.path.realpath(sys.executable)), sys.prefix, sys.exec_prefix}
-    for scheme in (sysconfig.get_paths(), sysconfig.get_paths(vars={"base": sys.base_prefix})):
-        for key in ("stdlib", "platstdlib", "purelib", "platlib"):
-            if key in scheme:
-                places.add(scheme[key])
+    places = interpreter_places()
     places.update(site.getsitepackages())
     pythonpath = [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p]
     places.update(pythonpath)

@@ -37,6 +37,7 @@ from pathlib import Path
 from typing import Any
 
 from arena.errors import ArenaError
+from arena.hosting.names import canonical
 
 #: The prefix of a plugin reference that names a submission: ``@<sha256>:<entry point>``. A
 #: distribution's name never holds ``@`` or ``:``, so it cannot be mistaken for an installed one.
@@ -82,11 +83,6 @@ def snapshot_dir(content: str, base: Path | None = None) -> Path:
     if not _HASH.match(content):
         raise SubmissionError(f"bad content hash {content!r}")
     return (base or root()) / "snapshots" / content
-
-
-def canonical_dist(name: str) -> str:
-    """A distribution's name as the store files it (PEP 503)."""
-    return re.sub(r"[-_.]+", "-", name).lower()
 
 
 def content_hash(directory: Path) -> str:
@@ -216,13 +212,13 @@ class Store:
                 fcntl.flock(handle, fcntl.LOCK_UN)
 
     def _record_path(self, distribution: str, version: int) -> Path:
-        return self.base / "records" / canonical_dist(distribution) / f"{version}.json"
+        return self.base / "records" / canonical(distribution) / f"{version}.json"
 
     def records(self, distribution: str | None = None) -> list[Record]:
         """Every stored version (of ``distribution``), by distribution then version."""
         top = self.base / "records"
         if distribution is not None:
-            dirs = [top / canonical_dist(distribution)]
+            dirs = [top / canonical(distribution)]
         else:
             dirs = sorted(top.iterdir()) if top.is_dir() else []
         out = []
@@ -233,7 +229,7 @@ class Store:
                     out.append(Record(**data))
                 except (OSError, ValueError, TypeError):
                     continue
-        return sorted(out, key=lambda r: (canonical_dist(r.distribution), r.version))
+        return sorted(out, key=lambda r: (canonical(r.distribution), r.version))
 
     def write(self, record: Record) -> None:
         """Write ``record`` atomically (hold :meth:`lock` when numbering a new one)."""
@@ -258,7 +254,7 @@ class Store:
         latest: dict[str, Record] = {}
         for record in self.records():
             if not record.withdrawn:
-                latest[canonical_dist(record.distribution)] = record
+                latest[canonical(record.distribution)] = record
         return list(latest.values())
 
     def find(self, distribution: str, version: int) -> Record:
