@@ -218,20 +218,20 @@ def _bot(**fields: Any) -> dict[str, Any]:
 )
 def test_each_limit_is_named(listing: dict[str, Any], limit: str) -> None:
     with pytest.raises(ListingLimitError, match=limit):
-        catalog_module._claims(_plugin(), listing)
+        catalog_module.listing_claims(_plugin(), listing)
 
 
 def test_a_package_s_plugins_share_its_limit() -> None:
     listing = {"bots": [_bot(name=f"b{i}") for i in range(10)]}
-    catalog_module._claims(_plugin(), listing, (LIMITS.bots - 10, 0))
+    catalog_module.listing_claims(_plugin(), listing, (LIMITS.bots - 10, 0))
     with pytest.raises(ListingLimitError, match=f"{LIMITS.bots + 1} with its package's other"):
-        catalog_module._claims(_plugin(), listing, (LIMITS.bots - 9, 0))
+        catalog_module.listing_claims(_plugin(), listing, (LIMITS.bots - 9, 0))
 
 
 def test_a_forged_listing_is_checked_like_a_registration() -> None:
     for forged in (_bot(variants=[f"classic{CLEAR}"]), _bot(players=[2, 7])):
         with pytest.raises(ValueError, match="claims"):
-            catalog_module._claims(_plugin(), {"bots": [forged]})
+            catalog_module.listing_claims(_plugin(), {"bots": [forged]})
 
 
 @pytest.mark.parametrize(
@@ -252,7 +252,7 @@ def test_a_missing_listing_says_what_happened(script: str, said: str) -> None:
         [sys.executable, "-c", script], stdout=subprocess.PIPE, stderr=subprocess.PIPE
     )
     try:
-        listing, failure = catalog_module._listing(proc, time.monotonic() + 30, 30)
+        listing, failure = catalog_module.host_listing(proc, time.monotonic() + 30, 30)
     finally:
         proc.kill()
         proc.wait()

@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
-import base64
-import hashlib
-import zipfile
 from pathlib import Path
+
+from arena.kit.wheel import write_wheel
 
 #: A plugin module registering one bot ``{name}`` that plays its first legal action; ``{extra}``
 #: is code run when the plugin is imported (in its host).
@@ -28,10 +27,6 @@ def arena_register_bots(register):
 """
 
 
-def _hash(data: bytes) -> str:
-    return "sha256=" + base64.urlsafe_b64encode(hashlib.sha256(data).digest()).rstrip(b"=").decode()
-
-
 def make_wheel(
     directory: Path,
     distribution: str,
@@ -43,29 +38,15 @@ def make_wheel(
 ) -> Path:
     """A wheel of ``distribution`` holding ``files`` (path -> text) with ``entry_points`` (the
     text of ``entry_points.txt``)."""
-    name = distribution.replace("-", "_")
-    info = f"{name}-{version}.dist-info"
-    metadata = f"Metadata-Version: 2.1\nName: {distribution}\nVersion: {version}\n"
-    metadata += "".join(f"Requires-Dist: {r}\n" for r in requires)
-    content = dict(files)
-    content[f"{info}/METADATA"] = metadata
-    content[f"{info}/WHEEL"] = (
-        "Wheel-Version: 1.0\nGenerator: tests\nRoot-Is-Purelib: true\nTag: py3-none-any\n"
+    return write_wheel(
+        directory,
+        distribution,
+        version,
+        files,
+        entry_points=entry_points,
+        requires=requires,
+        top_level=top_level,
     )
-    content[f"{info}/entry_points.txt"] = entry_points
-    if top_level is not None:
-        content[f"{info}/top_level.txt"] = top_level
-    record = [
-        f"{path},{_hash(text.encode())},{len(text.encode())}" for path, text in content.items()
-    ]
-    record.append(f"{info}/RECORD,,")
-    content[f"{info}/RECORD"] = "\n".join(record) + "\n"
-    path = directory / f"{name}-{version}-py3-none-any.whl"
-    directory.mkdir(parents=True, exist_ok=True)
-    with zipfile.ZipFile(path, "w") as archive:
-        for file, text in content.items():
-            archive.writestr(file, text)
-    return path
 
 
 def bot_wheel(

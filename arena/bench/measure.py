@@ -147,29 +147,12 @@ def arena_register_bots(register):
 
 def _wheel(directory: str, distribution: str, files: dict[str, str]) -> str:
     """A pure-Python wheel of ``distribution`` 1.0 holding ``files`` (path -> text) besides its
-    metadata (the ``*.dist-info/entry_points.txt`` among ``files``), written byte by byte."""
-    import base64
-    import hashlib
-    import zipfile
+    metadata (the ``*.dist-info/entry_points.txt`` among ``files``)."""
+    from pathlib import Path
 
-    stem = distribution.replace("-", "_")
-    info = f"{stem}-1.0.dist-info"
-    files = {
-        **files,
-        f"{info}/METADATA": f"Metadata-Version: 2.1\nName: {distribution}\nVersion: 1.0\n",
-        f"{info}/WHEEL": "Wheel-Version: 1.0\nGenerator: arena\nRoot-Is-Purelib: true\n"
-        "Tag: py3-none-any\n",
-    }
-    record = []
-    for name, text in files.items():
-        digest = base64.urlsafe_b64encode(hashlib.sha256(text.encode()).digest()).rstrip(b"=")
-        record.append(f"{name},sha256={digest.decode()},{len(text.encode())}")
-    files[f"{info}/RECORD"] = "\n".join([*record, f"{info}/RECORD,,"]) + "\n"
-    path = os.path.join(directory, f"{stem}-1.0-py3-none-any.whl")
-    with zipfile.ZipFile(path, "w") as archive:
-        for name, text in files.items():
-            archive.writestr(name, text)
-    return path
+    from arena.kit.wheel import write_wheel
+
+    return str(write_wheel(Path(directory), distribution, "1.0", files))
 
 
 #: The files of ``arena-bench-submitted`` (besides its metadata): the bot of both host starts.

@@ -295,7 +295,7 @@ def _importable(name: str) -> bool:
 def _list_plugins(snapshot: Path, content: str, plugins: dict[str, str]) -> dict[str, Any]:
     """Ask each plugin of the snapshot, in a sandboxed host that sees that snapshot and no
     other, what it registers (as the catalog asks an installed plugin)."""
-    from arena.hosting.catalog import LIMITS, _claims, _listing
+    from arena.hosting.catalog import LIMITS, host_listing, listing_claims
     from arena.hosting.plugins import PluginInfo
 
     box = replace(choose_sandbox("bwrap"), limits=Limits())
@@ -307,14 +307,14 @@ def _list_plugins(snapshot: Path, content: str, plugins: dict[str, str]) -> dict
         inside = box.submission_path(str(snapshot))
         host = box.launch([*argv, "--submission", inside, "--list"], [(str(snapshot), inside)])
         try:
-            listing, failure = _listing(host.process, time.monotonic() + LIST_TIME, LIST_TIME)
+            listing, failure = host_listing(host.process, time.monotonic() + LIST_TIME, LIST_TIME)
         finally:
             host.close()
         if listing is None or listing.get("error"):
             problem = failure or str(listing.get("error") if listing else "")
             raise S.SubmissionError(f"plugin {entry_point!r} failed: {problem[: LIMITS.error]}")
         try:
-            bots, decks = _claims(PluginInfo(ref, value, "", ""), listing, earlier)
+            bots, decks = listing_claims(PluginInfo(ref, value, "", ""), listing, earlier)
         except (KeyError, TypeError, ValueError, AttributeError) as exc:
             raise S.SubmissionError(f"plugin {entry_point!r}: {exc}") from None
         if not listing.get("bots"):

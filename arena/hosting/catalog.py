@@ -204,7 +204,7 @@ class Catalog:
                     f"bot {name!r} version {version} ({record.distribution}) is withdrawn"
                 )
             for plugin, listing, _ in _record_plugins(record):
-                for claim in _claims(plugin, listing)[0]:
+                for claim in listing_claims(plugin, listing)[0]:
                     if canonical(claim.name) == canonical(name):
                         spec = BotSpec.parse(claim.name + rest)
                         return spec.resolve(claim.item.params, claim.item.rules), claim.item
@@ -268,7 +268,7 @@ def _read_listing(
     return bytes(out), bytes(err), None
 
 
-def _listing(
+def host_listing(
     proc: subprocess.Popen[bytes], deadline: float, timeout: float
 ) -> tuple[dict[str, Any] | None, str | None]:
     """The listing ``proc`` (a host run with ``--list``) sends, or ``None`` and what went
@@ -398,7 +398,7 @@ def _items(listing: dict[str, Any], key: str) -> list[Any]:
     return items
 
 
-def _claims(
+def listing_claims(
     plugin: PluginInfo, listing: dict[str, Any], earlier: tuple[int, int] = (0, 0)
 ) -> tuple[list[Claim[BotEntry]], list[Claim[DeckSetEntry]]]:
     """What a plugin's listing claims, given how many bots and deck sets the earlier plugins of
@@ -511,6 +511,15 @@ def load_catalog(
     bots: list[Claim[BotEntry]] = []
     deck_sets: list[Claim[DeckSetEntry]] = []
     counted: dict[str, tuple[int, int]] = {}  # package -> bots, deck sets claimed so far
+
+    def take(
+        package: str, claimed: tuple[list[Claim[BotEntry]], list[Claim[DeckSetEntry]]]
+    ) -> None:
+        bots.extend(claimed[0])
+        deck_sets.extend(claimed[1])
+        before = counted.get(package, (0, 0))
+        counted[package] = (before[0] + len(claimed[0]), before[1] + len(claimed[1]))
+
     hosts: dict[int, HostProcess] = {}
     try:
         for index, (plugin, _, remembered) in enumerate(asked):
@@ -521,7 +530,7 @@ def load_catalog(
         deadline = time.monotonic() + timeout
         for index, (plugin, key, remembered) in enumerate(asked):
             if remembered is None:
-                listing, failure = _listing(hosts[index].process, deadline, timeout)
+                listing, failure = host_listing(hosts[index].process, deadline, timeout)
                 answer, note = Remembered(listing, failure), ""
             else:
                 answer, note = remembered, REMEMBERED_NOTE
@@ -529,7 +538,7 @@ def load_catalog(
             claimed = None
             if answer.listing is not None:
                 try:
-                    claimed = _claims(plugin, answer.listing, counted.get(package, (0, 0)))
+                    claimed = listing_claims(plugin, answer.listing, counted.get(package, (0, 0)))
                 except ListingLimitError as exc:
                     answer = Remembered(failure=str(exc))
                 except (KeyError, TypeError, ValueError, AttributeError) as exc:
@@ -542,10 +551,7 @@ def load_catalog(
             assert answer.listing is not None
             if answer.listing.get("error"):
                 catalog.errors.append(_listing_error(plugin, str(answer.listing["error"])))
-            bots += claimed[0]
-            deck_sets += claimed[1]
-            before = counted.get(package, (0, 0))
-            counted[package] = (before[0] + len(claimed[0]), before[1] + len(claimed[1]))
+            take(package, claimed)
     finally:  # also on Ctrl-C: no listing host is left behind
         for host in hosts.values():
             host.close()
@@ -558,14 +564,11 @@ def load_catalog(
             continue
         package = canonical(plugin.distribution)
         try:
-            claimed = _claims(plugin, listing, counted.get(package, (0, 0)))
+            claimed = listing_claims(plugin, listing, counted.get(package, (0, 0)))
         except (KeyError, TypeError, ValueError, AttributeError) as exc:
             catalog.errors.append(_listing_error(plugin, f"malformed listing: {exc}"))
             continue
-        bots += claimed[0]
-        deck_sets += claimed[1]
-        before = counted.get(package, (0, 0))
-        counted[package] = (before[0] + len(claimed[0]), before[1] + len(claimed[1]))
+        take(package, claimed)
     owned_bots, owned_decks = settle("bot", bots), settle("deck set", deck_sets)
     catalog.bots, catalog.contested = owned_bots.owned, owned_bots.contested
     catalog.deck_sets = owned_decks.owned

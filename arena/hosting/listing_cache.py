@@ -168,7 +168,7 @@ def _finder_mapping(path: Path) -> list[str] | None:
     return None
 
 
-def _editable_sources(root: str, files: list[Path]) -> list[str] | None:
+def editable_sources(root: str, files: list[Path]) -> list[str] | None:
     """Where an editable install's code lives: the path lines of its ``.pth`` files (relative
     ones from ``root``) and its setuptools finder's ``MAPPING``; ``None`` if neither says."""
     sources: list[str] = []
@@ -234,7 +234,7 @@ def content_stamp(dist: md.Distribution) -> str | None:
         return None
     if not is_editable(dist):
         return stamp
-    sources = _editable_sources(root, files)
+    sources = editable_sources(root, files)
     tree = _tree_stamp(sources) if sources is not None else None
     return None if tree is None else f"editable:{stamp}:{tree}"
 

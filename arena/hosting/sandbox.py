@@ -416,7 +416,7 @@ def _distribution_locations(dist: md.Distribution) -> set[str]:
     setuptools' editable finder among them, the directories they point at. Nothing is found
     through ``sys.path`` (whose entries depend on who calls: a runner script's directory is on
     it), and nothing is imported."""
-    from arena.hosting.listing_cache import _editable_sources
+    from arena.hosting.listing_cache import editable_sources
 
     try:
         files = dist.files or []
@@ -435,7 +435,7 @@ def _distribution_locations(dist: md.Distribution) -> set[str]:
             name.endswith(".pth") or (name.startswith("__editable__") and name.endswith(".py"))
         ):
             pointers.append(Path(root, name))
-    sources = _editable_sources(root, pointers) if pointers else None
+    sources = editable_sources(root, pointers) if pointers else None
     places.update(os.path.join(root, s) for s in sources or [])
     return places
 
