@@ -10,6 +10,8 @@ from typing import Any, TypeVar
 
 import click
 
+from arena.errors import printable
+
 F = TypeVar("F", bound=Callable[..., Any])
 
 
@@ -156,11 +158,12 @@ def command_sandbox(mode: str, memory_mb: int = 2048, hide: tuple[str, ...] = ()
     must not see (checked, see :func:`~arena.hosting.sandbox.choose_sandbox`).
 
     Where ``auto`` found no working bubblewrap, one warning line says so, naming what is lost,
-    only if bots that are not the arena's own are installed: they cannot play (see
+    only if bots that are not the arena's own are installed or submitted: they cannot play (see
     :meth:`~arena.hosting.sandbox.Sandbox.refusal`). Whoever has only the arena's own bots loses
     nothing and is told nothing; ``arena bots`` says how bots run either way."""
     from arena.hosting.plugins import plugin_entry_points
     from arena.hosting.sandbox import Limits, choose_sandbox
+    from arena.hosting.submissions import Store as Submissions
 
     meta = click.get_current_context().meta
     limits = Limits(
@@ -170,9 +173,11 @@ def command_sandbox(mode: str, memory_mb: int = 2048, hide: tuple[str, ...] = ()
     )
     sandbox = choose_sandbox(mode, limits, hide)
     if sandbox.fallback:
-        refusal = sandbox.refusal(p.distribution for p in plugin_entry_points())
-        if refusal:
-            click.echo(f"arena: warning: {refusal}", err=True)
+        installed = [p.distribution for p in plugin_entry_points()]
+        submitted = [r.distribution for r in Submissions().playing()]
+        refusal = sandbox.refusal([*installed, *submitted])
+        if refusal:  # distribution names come from packages: shown as data
+            click.echo(f"arena: warning: {printable(refusal)}", err=True)
     return sandbox
 
 
@@ -211,6 +216,7 @@ def tournament_id_option(f: F) -> F:
 
 
 def parse_anchor(text: str | None) -> tuple[str, float] | None:
+    """``--anchor``'s ``BOT=RATING`` as ``(bot, rating)`` (``None`` when not given)."""
     if text is None:
         return None
     name, sep, value = text.rpartition("=")
@@ -240,5 +246,6 @@ def hidden_paths(db_url: str, deck_spec: str | None) -> tuple[str, ...]:
 
 
 def given(ctx: click.Context, name: str) -> bool:
+    """Whether the option ``name`` of the running command was given (not left at its default)."""
     source = ctx.get_parameter_source(name)
     return source is not None and source != click.core.ParameterSource.DEFAULT

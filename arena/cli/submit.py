@@ -88,4 +88,4 @@ def withdraw(distribution: str, version: int) -> None:
     click.echo(printable(f"withdrew {record.distribution} version {record.version}"))
 
 
-COMMANDS = [submit, submissions, withdraw]
+COMMANDS: tuple[click.Command, ...] = (submit, submissions, withdraw)
