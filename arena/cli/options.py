@@ -158,12 +158,11 @@ def command_sandbox(mode: str, memory_mb: int = 2048, hide: tuple[str, ...] = ()
     must not see (checked, see :func:`~arena.hosting.sandbox.choose_sandbox`).
 
     Where ``auto`` found no working bubblewrap, one warning line says so, naming what is lost,
-    only if bots that are not the arena's own are installed or submitted: they cannot play (see
+    only if bots that are not the arena's own are installed: they cannot play (see
     :meth:`~arena.hosting.sandbox.Sandbox.refusal`). Whoever has only the arena's own bots loses
     nothing and is told nothing; ``arena bots`` says how bots run either way."""
     from arena.hosting.plugins import plugin_entry_points
     from arena.hosting.sandbox import Limits, choose_sandbox
-    from arena.hosting.submissions import Store as Submissions
 
     meta = click.get_current_context().meta
     limits = Limits(
@@ -173,9 +172,7 @@ def command_sandbox(mode: str, memory_mb: int = 2048, hide: tuple[str, ...] = ()
     )
     sandbox = choose_sandbox(mode, limits, hide)
     if sandbox.fallback:
-        installed = [p.distribution for p in plugin_entry_points()]
-        submitted = [r.distribution for r in Submissions().playing()]
-        refusal = sandbox.refusal([*installed, *submitted])
+        refusal = sandbox.refusal(p.distribution for p in plugin_entry_points())
         if refusal:  # distribution names come from packages: shown as data
             click.echo(f"arena: warning: {printable(refusal)}", err=True)
     return sandbox
