@@ -56,6 +56,7 @@ class SimulationError(ArenaError):
 
 
 _INT32S = types.Array(types.int32, 1, "C")
+_TABLE = types.Array(types.int16, 1, "C")
 #: Every policy's compiled signature: ``(view, legal, nlegal, rng, params, table) -> action``.
 POLICY_SIGNATURE = types.int64(
     _INT32S,
@@ -63,11 +64,10 @@ POLICY_SIGNATURE = types.int64(
     types.int64,
     types.Array(types.uint64, 1, "C"),
     types.Array(types.float64, 1, "C"),
-    types.Array(types.int16, 1, "C"),
+    _TABLE,
 )
 #: A policy as a numba first-class function.
 POLICY = types.FunctionType(POLICY_SIGNATURE)
-_TABLE = types.Array(types.int16, 1, "C")
 
 
 @njit(
