@@ -24,8 +24,11 @@ from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 
-#: The v1 controllers the arena uses, and the file that counts how often a limit was hit.
+#: The v1 controllers the arena needs.
 V1_CONTROLLERS = ("memory", "pids", "cpu")
+#: The v1 controller the arena uses where it is mounted: it stops a bot's processes between its
+#: moves (cgroup v2 has this in every group: ``cgroup.freeze``).
+V1_FREEZER = "freezer"
 
 _serial = itertools.count()
 
@@ -41,6 +44,11 @@ class Hierarchy:
 
     version: int
     parents: dict[str, Path]
+
+    @property
+    def freezes(self) -> bool:
+        """Whether a group can be frozen here (v2 always; v1 where the freezer is mounted)."""
+        return self.version == 2 or V1_FREEZER in self.parents
 
     def describe(self) -> str:
         """One line: the kind of hierarchy and where groups go."""
@@ -116,7 +124,7 @@ def _v1() -> Hierarchy | str:
     for root, point, fstype, options in _mounts():
         if fstype != "cgroup":
             continue
-        for name in V1_CONTROLLERS:
+        for name in (*V1_CONTROLLERS, V1_FREEZER):
             if name in options and name in groups and name not in parents:
                 parent = _inside(root, point, groups[name])
                 if parent is not None and parent.is_dir():
@@ -124,6 +132,8 @@ def _v1() -> Hierarchy | str:
     missing = [n for n in V1_CONTROLLERS if n not in parents]
     if missing:
         return f"cgroup v1 lacks the {', '.join(missing)} controller"
+    if V1_FREEZER in parents and not _writable_dir(parents[V1_FREEZER]):
+        del parents[V1_FREEZER]
     for parent in dict.fromkeys(parents.values()):
         if not _writable_dir(parent):
             return f"cgroup v1 group {parent} is not writable"
@@ -210,6 +220,15 @@ class BotGroup:
         except (OSError, KeyError) as exc:
             self.close()
             raise CgroupError(getattr(exc, "errno", None) or 0, f"cgroup: {exc}") from None
+        self._freezer: int | None = None
+        self._frozen = False
+        state = self._freezer_file()
+        if state is not None:
+            try:
+                self._freezer = os.open(state, os.O_WRONLY | os.O_CLOEXEC)
+            except OSError as exc:
+                self.close()
+                raise CgroupError(exc.errno or 0, f"cgroup: cannot open {state}") from None
         self._events: dict[str, tuple[int, bytes]] = {}  # what -> (open file, counter name)
         for what, path, key in self._event_files():
             with contextlib.suppress(OSError):
@@ -219,6 +238,31 @@ class BotGroup:
             self._unchanged = self._raw()  # the files' text while no limit was hit
         except OSError:
             self._unchanged = []
+
+    def _freezer_file(self) -> Path | None:
+        if self.hierarchy.version == 2:
+            return self.dirs[""] / "cgroup.freeze"
+        if V1_FREEZER in self.dirs:
+            return self.dirs[V1_FREEZER] / "freezer.state"
+        return None
+
+    @property
+    def freezes(self) -> bool:
+        """Whether :meth:`freeze` stops the group's processes (else it does nothing)."""
+        return self._freezer is not None
+
+    def freeze(self) -> None:
+        """Stop every process of the group (they get no CPU until :meth:`thaw`): one write to
+        an open file, a few microseconds."""
+        if self._freezer is not None and not self._frozen:
+            os.write(self._freezer, b"1" if self.hierarchy.version == 2 else b"FROZEN")
+            self._frozen = True
+
+    def thaw(self) -> None:
+        """Let the group's processes run again."""
+        if self._freezer is not None and self._frozen:
+            os.write(self._freezer, b"0" if self.hierarchy.version == 2 else b"THAWED")
+            self._frozen = False
 
     def _event_files(self) -> list[tuple[str, Path, bytes]]:
         """The files that count how often each limit was hit, and the counter's name."""
@@ -277,22 +321,41 @@ class BotGroup:
         except (OSError, ValueError):
             return None
 
+    def _thaw_quietly(self) -> None:
+        if getattr(self, "_freezer", None) is not None:
+            self._frozen = True
+            with contextlib.suppress(OSError):
+                self.thaw()
+            for path in self._files():
+                for name, value in (("freezer.state", "THAWED"), ("cgroup.freeze", "0")):
+                    with contextlib.suppress(OSError):
+                        (path / "held" / name).write_text(value)
+
     def pids(self) -> list[int]:
-        """The processes in the group now."""
+        """The processes in the group now (with those of a :class:`HeldGroup` in it)."""
         found: set[int] = set()
         for path in self._files():
-            with contextlib.suppress(OSError):
-                found.update(int(x) for x in (path / "cgroup.procs").read_text().split())
+            for where in (path, path / "held"):
+                with contextlib.suppress(OSError):
+                    found.update(int(x) for x in (where / "cgroup.procs").read_text().split())
         return sorted(found)
 
     def close(self) -> None:
-        """Kill every process left in the group and remove it."""
-        _kill_until_empty(self.pids)
+        """Kill every process left in the group and remove it (a frozen process dies only once
+        thawed, so the group is thawed after the kill)."""
+        _kill_until_empty(self.pids, self._thaw_quietly)
+        freezer = getattr(self, "_freezer", None)
+        if freezer is not None:
+            with contextlib.suppress(OSError):
+                os.close(freezer)
+            self._freezer = None
         for fd, _ in getattr(self, "_events", {}).values():
             with contextlib.suppress(OSError):
                 os.close(fd)
         self._events = {}
         for path in self._files():
+            with contextlib.suppress(OSError):
+                (path / "held").rmdir()
             with contextlib.suppress(OSError):
                 path.rmdir()
         self.dirs = {}
@@ -335,6 +398,8 @@ def sweep(pids: Iterable[int] | None = None) -> int:
             if wanted is None and os.path.exists(f"/proc/{pid}"):
                 continue
             for group in [g for g in owner.iterdir() if g.is_dir()]:
+                if (group / "held").is_dir():
+                    _empty_and_remove(group / "held")
                 _empty_and_remove(group)
                 removed += 1
             with contextlib.suppress(OSError):
@@ -349,13 +414,21 @@ def _empty_and_remove(group: Path) -> None:
         except OSError:
             return []
 
-    _kill_until_empty(members)
+    def thaw() -> None:
+        for name, value in (("freezer.state", "THAWED"), ("cgroup.freeze", "0")):
+            with contextlib.suppress(OSError):
+                (group / name).write_text(value)
+
+    _kill_until_empty(members, thaw)
     with contextlib.suppress(OSError):
         group.rmdir()
 
 
-def _kill_until_empty(members: Callable[[], list[int]]) -> None:
-    """Kill the processes ``members()`` lists until it lists none (half a second at most)."""
+def _kill_until_empty(
+    members: Callable[[], list[int]], thaw: Callable[[], None] | None = None
+) -> None:
+    """Kill the processes ``members()`` lists until it lists none (half a second at most);
+    ``thaw`` lets frozen ones run, so that they can die."""
     for _ in range(50):
         left = members()
         if not left:
@@ -363,4 +436,80 @@ def _kill_until_empty(members: Callable[[], list[int]]) -> None:
         for pid in left:
             with contextlib.suppress(ProcessLookupError, PermissionError):
                 os.kill(pid, signal.SIGKILL)
+        if thaw is not None:
+            thaw()
         time.sleep(0.01)
+
+
+class HeldGroup:
+    """A frozen group inside a bot's :class:`BotGroup` for one of its processes (the host's
+    fork server): that process gets no CPU while the bot's other processes play, and is thawed
+    only while it starts a fresh one. Its children are born in this group; :meth:`release_all`
+    moves them back to the bot's group. Needs a hierarchy that freezes."""
+
+    def __init__(self, group: BotGroup, pid: int) -> None:
+        self.parent = group
+        self.pid = pid
+        key = "" if group.hierarchy.version == 2 else V1_FREEZER
+        self._main = group.dirs[key]
+        self.path = self._main / "held"
+        try:
+            self.path.mkdir(exist_ok=True)
+            state = "cgroup.freeze" if group.hierarchy.version == 2 else "freezer.state"
+            self._state = os.open(self.path / state, os.O_WRONLY | os.O_CLOEXEC)
+        except OSError as exc:
+            raise CgroupError(exc.errno or 0, f"cgroup: cannot make {self.path}: {exc}") from None
+        self._frozen_word = b"1" if group.hierarchy.version == 2 else b"FROZEN"
+        self._thawed_word = b"0" if group.hierarchy.version == 2 else b"THAWED"
+        self.freeze()
+        _write(self.path / "cgroup.procs", str(pid))
+
+    def freeze(self) -> None:
+        """Stop the held process (and any child it just made), and wait until it has stopped
+        (freezing is asynchronous: a process on its way into a ``read`` must not get there)."""
+        os.write(self._state, self._frozen_word)
+        v2 = self.parent.hierarchy.version == 2
+        check = self.path / ("cgroup.events" if v2 else "freezer.state")
+        for _ in range(2000):
+            try:
+                text = check.read_text()
+            except OSError:
+                return
+            if ("frozen 1" in text) if v2 else (text.strip() == "FROZEN"):
+                return
+            time.sleep(0.0005)
+        raise CgroupError(0, f"cgroup: {self.path} did not freeze within a second")
+
+    def thaw(self) -> None:
+        """Let the held process run (the bot's group must be thawed too)."""
+        os.write(self._state, self._thawed_word)
+
+    def release_all(self) -> list[int]:
+        """Move every process of this group but the held one back to the bot's group; returns
+        the ones moved."""
+        moved: list[int] = []
+        for _ in range(20):  # a process forking while it is moved leaves its child behind
+            try:
+                left = [int(x) for x in (self.path / "cgroup.procs").read_text().split()]
+            except OSError:
+                return moved
+            others = [p for p in left if p != self.pid]
+            if not others:
+                return moved
+            for pid in others:
+                with contextlib.suppress(CgroupError):
+                    _write(self._main / "cgroup.procs", str(pid))
+                    moved.append(pid)
+        return moved
+
+    def close(self) -> None:
+        """Thaw and remove the group (its processes go back to the bot's group first)."""
+        with contextlib.suppress(OSError):
+            self.thaw()
+            os.close(self._state)
+        with contextlib.suppress(OSError):
+            for pid in (self.path / "cgroup.procs").read_text().split():
+                with contextlib.suppress(CgroupError):
+                    _write(self._main / "cgroup.procs", pid)
+        with contextlib.suppress(OSError):
+            self.path.rmdir()

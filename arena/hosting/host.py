@@ -13,9 +13,12 @@ anything third-party).
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
+import signal
 import sys
 import traceback
+from collections.abc import Callable, Iterator
 from typing import Any, BinaryIO
 
 from arena.engine.layout import V_NPLAYERS
@@ -103,10 +106,51 @@ def _listing(plugin: str) -> bytes:
     return P.encode(P.LISTING, bots=bots, deck_sets=deck_sets, error="; ".join(errors) or None)
 
 
-def _serve(plugin: str, spec_text: str, proto_in: BinaryIO, proto_out: BinaryIO) -> int:
-    from arena.game import Action, Observation
-    from arena.game.events import Event
+class _Lines:
+    """Lines read from a file descriptor without a buffer of Python's, so that what a process
+    has not read yet is still in the pipe (or handed over with :attr:`rest`) when it forks."""
 
+    def __init__(self, fd: int, rest: bytes = b"") -> None:
+        self.fd = fd
+        self.rest = rest
+
+    def __iter__(self) -> Iterator[bytes]:
+        return self
+
+    def __next__(self) -> bytes:
+        while (end := self.rest.find(b"\n")) < 0:
+            data = os.read(self.fd, 65536)
+            if not data:
+                raise StopIteration
+            self.rest += data
+        line, self.rest = self.rest[: end + 1], self.rest[end + 1 :]
+        return line
+
+
+#: A served process's exit code when the referee asks for a fresh one (cooperative servers).
+_FRESH_EXIT = 3
+
+
+def _signals(disposition: Any, children: bool) -> None:
+    """Set every catchable signal to ``disposition`` (SIGCHLD too if ``children``: ignoring it,
+    the kernel reaps a held server's children, which the referee ends, so it learns nothing of
+    them, not even their exit)."""
+    for number in range(1, signal.NSIG):
+        if number in (signal.SIGKILL, signal.SIGSTOP) or (
+            number == signal.SIGCHLD and not children
+        ):
+            continue
+        with contextlib.suppress(OSError, ValueError, RuntimeError):
+            signal.signal(number, disposition)
+
+
+def _serve(
+    plugin: str, spec_text: str, proto_in: BinaryIO, proto_out: BinaryIO, fork_server: str
+) -> int:
+    """Build the bot, say hello, then serve it: from fresh processes forked from this one on the
+    referee's ``fresh`` (``fork_server`` ``held``: the referee holds this process frozen between
+    forks and ends the served processes itself; ``cooperative``: a served process ends on
+    ``fresh`` and this one forks the next), or from this process (``none``)."""
     out = proto_out.fileno()
 
     def send(message_type: str, /, **fields: Any) -> None:
@@ -126,19 +170,60 @@ def _serve(plugin: str, spec_text: str, proto_in: BinaryIO, proto_out: BinaryIO)
         send(P.ERROR, kind="setup", message=_error_text(exc))
         return 1
     send(P.HELLO, protocol=P.PROTOCOL_VERSION, bot=str(spec), plugin=plugin, pid=os.getpid())
-    events: list[Event] = []
-    failure: str | None = None  # why the bot cannot play this round (its reset failed)
-    for line in proto_in:
+    lines = _Lines(proto_in.fileno())
+    if fork_server == "none":
+        return _play(bot, lines, send)
+    _signals(signal.SIG_IGN, fork_server == "held")  # a served process's signals change nothing
+    while True:
         try:
-            message = P.decode(line)
+            message = P.decode(next(lines))
+        except StopIteration:
+            return 0
         except P.ProtocolError as exc:
             send(P.ERROR, kind="protocol", message=str(exc))
             continue
+        if message["type"] == P.QUIT:
+            return 0
+        if message["type"] != P.FRESH:
+            send(P.ERROR, kind="protocol", message=f"expected 'fresh', got {message['type']!r}")
+            continue
+        nonce = message.get("nonce", 0)
+        while True:
+            child = os.fork()
+            if child == 0:
+                _signals(signal.SIG_DFL, True)
+                send(P.READY, nonce=nonce, pid=os.getpid())
+                os._exit(_play(bot, _Lines(lines.fd, lines.rest), send))
+            if fork_server != "cooperative":
+                lines.rest = b""
+                break
+            _, status = os.waitpid(child, 0)
+            if not os.WIFEXITED(status) or os.WEXITSTATUS(status) != _FRESH_EXIT:
+                return 0
+            nonce = 0
+
+
+def _play(bot: Any, lines: _Lines, send: Callable[..., None]) -> int:
+    """Answer the referee's requests for ``bot`` until ``quit``, the end of input or (in a
+    cooperative fork server) ``fresh``; returns the exit code."""
+    from arena.game import Action, Observation
+    from arena.game.events import Event
+
+    events: list[Event] = []
+    failure: str | None = None  # why the bot cannot play this round (its reset failed)
+    for line in lines:
+        nonce = 0
+        try:
+            message = P.decode(line)
+        except P.ProtocolError as exc:
+            send(P.ERROR, kind="protocol", message=str(exc), nonce=nonce)
+            continue
         kind = message["type"]
+        nonce = message.get("nonce", 0)
         try:
             if kind == P.ACT:
                 if failure is not None:
-                    send(P.ERROR, kind="crash", message=failure)
+                    send(P.ERROR, kind="crash", message=failure, nonce=nonce)
                     continue
                 view = message["view"]
                 players = view[V_NPLAYERS]
@@ -151,7 +236,7 @@ def _serve(plugin: str, spec_text: str, proto_in: BinaryIO, proto_out: BinaryIO)
                     message["round"],
                 )
                 answer = bot.act(observation)
-                send(P.ACTION, action=str(answer))
+                send(P.ACTION, action=str(answer), nonce=nonce)
             elif kind == P.START:
                 events = []
                 failure = None
@@ -163,10 +248,14 @@ def _serve(plugin: str, spec_text: str, proto_in: BinaryIO, proto_out: BinaryIO)
                         failure = f"reset failed: {_error_text(exc)}"
             elif kind == P.QUIT:
                 return 0
+            elif kind == P.FRESH:
+                return _FRESH_EXIT
             else:
-                send(P.ERROR, kind="protocol", message=f"unknown message type {kind!r}")
+                send(
+                    P.ERROR, kind="protocol", message=f"unknown message type {kind!r}", nonce=nonce
+                )
         except Exception as exc:
-            send(P.ERROR, kind="crash", message=_error_text(exc))
+            send(P.ERROR, kind="crash", message=_error_text(exc), nonce=nonce)
     return 0
 
 
@@ -188,6 +277,14 @@ def main(argv: list[str] | None = None) -> int:
         help="the read-only snapshot of the submission the plugin comes from: appended to "
         "sys.path (after the arena's own paths; no .pth file in it runs)",
     )
+    parser.add_argument(
+        "--fork-server",
+        choices=("held", "cooperative", "none"),
+        default="none",
+        help="serve the bot from fresh processes forked after warm_up, on the referee's "
+        "'fresh' (held: the referee freezes this process between forks and ends served "
+        "processes itself; cooperative: a served process ends on 'fresh')",
+    )
     parser.add_argument("--memory-mb", type=int, default=0, help="address-space limit (0: none)")
     parser.add_argument("--processes", type=int, default=0, help="process limit (0: none)")
     args = parser.parse_args(argv)
@@ -203,7 +300,7 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     if not args.bot:
         parser.error("--bot is required unless --list is given")
-    return _serve(args.plugin, args.bot, proto_in, proto_out)
+    return _serve(args.plugin, args.bot, proto_in, proto_out, args.fork_server)
 
 
 if __name__ == "__main__":

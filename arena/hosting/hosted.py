@@ -12,17 +12,23 @@ started for the next round. What the bot writes to stdout or stderr is kept in a
 from __future__ import annotations
 
 import contextlib
+import fcntl
 import os
+import random
 import select
 import signal
+import struct
 import subprocess
 import sys
+import termios
 import threading
 import time
 from collections import deque
+from pathlib import Path
 from typing import Any, NoReturn
 
 from arena.errors import (
+    ArenaError,
     BotCrashedError,
     BotError,
     BotExitedError,
@@ -31,6 +37,8 @@ from arena.errors import (
     BotTimeoutError,
 )
 from arena.hosting import protocol as P
+from arena.hosting.cgroups import BotGroup, CgroupError, HeldGroup
+from arena.hosting.epochs import EpochError, ScratchSnapshot, check_held, inside_pid
 from arena.hosting.sandbox import HostProcess, Sandbox, choose_sandbox
 from arena.hosting.submissions import parse_ref, snapshot_dir
 from arena.referee.play import GRACE, BotHandle, Turn
@@ -40,6 +48,8 @@ from arena.referee.play import GRACE, BotHandle, Turn
 STARTUP_TIME = 120.0
 #: Default address-space limit of a host, in MiB.
 MEMORY_MB = 2048
+#: Seconds a host's fork server may take to serve from a fresh process.
+FRESH_TIME = 10.0
 #: Bytes of a bot's output kept (the most recent ones).
 LOG_BYTES = 64 * 1024
 #: Most bytes read from a host's protocol pipe at once.
@@ -47,7 +57,11 @@ READ_CHUNK = 64 * 1024
 
 
 #: How a host's exit reads for each question it was asked (``_receive``'s ``what``).
-EXITED_WHILE = {"to start": "while starting", "to a move": "before answering its move"}
+EXITED_WHILE = {
+    "to start": "while starting",
+    "to a move": "before answering its move",
+    "to a fresh start": "while starting a fresh process",
+}
 
 
 class BotLog:
@@ -90,6 +104,14 @@ class BotLog:
         """The last few lines, on one line, for a fault message."""
         kept = [x for x in self._body().splitlines() if x.strip()]
         return " | ".join(kept[-lines:])
+
+
+def _unread(stream: Any) -> int:
+    """Bytes waiting in the pipe behind ``stream`` (either end)."""
+    try:
+        return struct.unpack("i", fcntl.ioctl(stream.fileno(), termios.FIONREAD, b"\0" * 4))[0]
+    except (OSError, ValueError, AttributeError):
+        return 0
 
 
 def _pump(stream: Any, log: BotLog) -> None:
@@ -140,6 +162,15 @@ class HostHandle(BotHandle):
         self._pending = b""  # a queued "start" message
         self._poll = select.poll()
         self.starts = 0  # how many host processes were started
+        self.fresh_starts = 0  # how many processes the hosts' fork servers started
+        self._nonces = random.Random(os.urandom(16))
+        self._decks: set[object] = set()  # the decks the serving process has played
+        self._fresh_needed = True
+        self._serving = False  # whether a forked process serves the bot
+        self._held: HeldGroup | None = None
+        self._scratch: ScratchSnapshot | None = None
+        self._keep: set[int] = set()  # outside pids of bubblewrap, its init and the held process
+        self._pipes: set[int] = set()
 
     # --- process ------------------------------------------------------------------------------
 
@@ -176,13 +207,13 @@ class HostHandle(BotHandle):
             snapshot = str(snapshot_dir(parsed[0]))
             argv += ["--submission", self.sandbox.submission_path(snapshot)]
             binds.append((snapshot, self.sandbox.submission_path(snapshot)))
-        argv += ["--memory-mb", str(self.memory_mb)]
+        argv += ["--fork-server", self._fork_mode(), "--memory-mb", str(self.memory_mb)]
         if self.sandbox.isolated and self.sandbox.hierarchy is None:
             argv += ["--processes", str(self.sandbox.limits.processes)]
         self._buffer = b""
         self.limit_hit = None
         self._host = self.sandbox.launch(argv, binds)
-        self._proc = self._host.process
+        self._proc = proc = self._host.process
         self.starts += 1
         assert self._proc.stdout is not None
         os.set_blocking(self._proc.stdout.fileno(), False)
@@ -201,11 +232,25 @@ class HostHandle(BotHandle):
             raise BotProtocolError(
                 f"host speaks protocol {hello.get('protocol')!r}, not {P.PROTOCOL_VERSION}"
             )
+        self._serving = False
+        self._pipes = {
+            os.fstat(s.fileno()).st_ino
+            for s in (proc.stdin, proc.stdout, proc.stderr)
+            if s is not None
+        }
+        if self._fork_mode() == "held":
+            self._hold(int(hello.get("pid", 0)))
+        self._host.freeze()
 
     def _kill(self) -> None:
         proc, self._proc = self._proc, None
         host, self._host = self._host, None
         self._pending = b""
+        self._serving = False
+        self._decks = set()
+        held, self._held = self._held, None
+        if held is not None:
+            held.close()
         if proc is None:
             return
         if proc.poll() is None:
@@ -213,6 +258,9 @@ class HostHandle(BotHandle):
                 os.killpg(proc.pid, signal.SIGKILL)
             except (ProcessLookupError, PermissionError):
                 proc.kill()
+        if host is not None:
+            with contextlib.suppress(OSError):
+                host.thaw()  # a frozen process dies only once it runs
         for stream in (proc.stdin, proc.stdout):
             if stream is not None:
                 with contextlib.suppress(OSError):  # unsent data to a dead host
@@ -222,6 +270,99 @@ class HostHandle(BotHandle):
         if host is not None:
             self.limit_hit = host.limit_hit()
             host.close()
+
+    # --- fresh processes per deck (arena.hosting.epochs) ---------------------------------------
+
+    def _fork_mode(self) -> str:
+        """How the host's fork server runs: ``held`` where the bot's group can be frozen, else
+        ``cooperative`` (see :mod:`arena.hosting.epochs`)."""
+        hierarchy = self.sandbox.hierarchy
+        if self.sandbox.isolated and hierarchy is not None and hierarchy.freezes:
+            return "held"
+        return "cooperative"
+
+    def _hold(self, hello_pid: int) -> None:
+        """Freeze the process that said hello (``hello_pid`` in its namespace) in a group of its
+        own, and note what its ``/tmp`` holds after ``warm_up``."""
+        assert self._host is not None and self._host.group is not None and self._proc is not None
+        group = self._host.group
+        zygote = None
+        self._keep = {self._proc.pid}
+        for pid in group.pids():
+            inner = inside_pid(pid)
+            if inner == 1:
+                self._keep.add(pid)
+            elif inner == hello_pid and pid != self._proc.pid:
+                zygote = pid
+        if zygote is None:
+            self._fail(BotProtocolError(f"its hello names pid {hello_pid}, which is not its own"))
+        self._keep.add(zygote)
+        try:
+            self._held = HeldGroup(group, zygote)
+            self._scratch = ScratchSnapshot.take(Path(f"/proc/{zygote}/root/tmp"))
+        except (OSError, CgroupError) as exc:
+            self._kill()
+            raise ArenaError(f"cannot hold {self.name}'s fork server: {exc}") from None
+
+    def new_game(self, deck: object) -> None:
+        """Say which deck the next round is played on (any hashable key, the same for the same
+        deck): before a deck the serving process has played already, a fresh one takes over."""
+        if deck in self._decks:
+            self._fresh_needed = True
+            self._decks = set()
+        self._decks.add(deck)
+
+    def _fresh(self) -> None:
+        """Serve the bot from a fresh process forked from the host's fork server."""
+        assert self._host is not None and self._proc is not None
+        nonce = self._nonces.getrandbits(62)
+        held, group = self._held, self._host.group
+        if held is not None and group is not None:
+            if self._serving:
+                self._end_served(group)
+            unread = _unread(self._proc.stdin)
+            if unread:
+                self._fail(BotProtocolError(f"{unread} bytes written into its own request pipe"))
+            try:
+                assert self._scratch is not None
+                self._scratch.restore()
+                check_held(held.pid, self._pipes)
+            except EpochError as exc:
+                self._fail(
+                    BotProtocolError(f"{exc}: it could carry one deck's games into another's")
+                )
+            except OSError as exc:
+                self._fail(BotExitedError(f"its fork server is gone ({exc})"))
+            group.thaw()
+            held.thaw()
+        else:
+            self._host.thaw()
+        self._send(P.encode(P.FRESH, nonce=nonce))
+        ready = self._receive(FRESH_TIME, "to a fresh start")
+        if held is not None:
+            held.freeze()
+            held.release_all()
+        self._host.freeze()
+        self._check(ready, P.READY)
+        if held is not None and ready["nonce"] != nonce:
+            self._fail(BotProtocolError("a 'ready' that answers no request of the referee"))
+        self._serving = True
+        self._fresh_needed = False
+        self.fresh_starts += 1
+
+    def _end_served(self, group: BotGroup) -> None:
+        """Kill every process of the bot but bubblewrap's and the held one (while they are
+        frozen, so none runs again), and wait until they are gone."""
+        for _ in range(200):
+            left = [p for p in group.pids() if p not in self._keep]
+            if not left:
+                return
+            for pid in left:
+                with contextlib.suppress(ProcessLookupError, PermissionError):
+                    os.kill(pid, signal.SIGKILL)
+            group.thaw()  # a frozen process dies only once it runs
+            time.sleep(0.0005)
+        self._fail(BotExitedError("its processes could not be ended for a fresh start"))
 
     # --- lines with deadlines -----------------------------------------------------------------
 
@@ -329,6 +470,8 @@ class HostHandle(BotHandle):
         """
         if self._proc is None:  # a host that dies between rounds shows up at the next act
             self._launch()
+        if self._fresh_needed or not self._serving:
+            self._fresh()
         self._sent = 0
         self._pending = P.encode(P.START, seat=seat, players=players, variant=variant, seed=seed)
 
@@ -336,6 +479,7 @@ class HostHandle(BotHandle):
         """Send the seat's view (with only the events new to it) and return its answer."""
         rows = turn.rows_since(self._sent)
         self._sent = len(turn.game.rows)
+        nonce = self._nonces.getrandbits(62)
         message = P.encode(
             P.ACT,
             view=turn.view(),
@@ -343,14 +487,25 @@ class HostHandle(BotHandle):
             events=rows,
             tokens=list(turn.tokens),
             round=turn.round_number,
+            nonce=nonce,
         )
+        assert self._host is not None
+        self._host.thaw()
         self._send(self._pending + message)
         self._pending = b""
         limit = 86400.0 if time_limit is None else time_limit + GRACE
         answer = self._receive(limit, "to a move")
+        self._host.freeze()
         if self._host is not None and self._host.group is not None and self._host.limit_hit():
             self._kill()
             self._raise_limit(" while choosing a move")
+        if answer.get("nonce") != nonce:
+            self._fail(
+                BotProtocolError(
+                    f"an {P.describe(answer['type'])} that answers no request of the referee "
+                    "(written ahead, or left from an earlier one)"
+                )
+            )
         self._check(answer, P.ACTION)
         action: str = answer["action"]  # a string: decode checked the fields
         return action
@@ -376,6 +531,8 @@ class HostHandle(BotHandle):
         if self.running:
             try:
                 assert self._proc is not None and self._proc.stdin is not None
+                if self._host is not None:
+                    self._host.thaw()
                 self._proc.stdin.write(P.encode(P.QUIT))
                 self._proc.stdin.flush()
                 self._proc.wait(timeout=2)

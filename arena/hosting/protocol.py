@@ -15,7 +15,7 @@ import orjson
 from arena.errors import ArenaError
 
 #: Bumped whenever a message changes shape; the referee refuses a host that speaks another.
-PROTOCOL_VERSION = 1
+PROTOCOL_VERSION = 2
 
 #: Longest line (without its newline), in bytes, that a side reads; a longer one breaks the
 #: protocol.
@@ -23,13 +23,15 @@ MAX_LINE_BYTES = 1 << 20
 
 # Host -> referee.
 HELLO = "hello"  # {"protocol", "bot", "plugin", "pid"}: the host is up and its bot is built
-ACTION = "action"  # {"action": "Guard->1:Priest"}: answer to "act"
-ERROR = "error"  # {"kind": "crash"|"setup", "message"}: the bot failed (any request)
+READY = "ready"  # {"nonce", "pid"}: answer to "fresh": a fresh process serves the bot
+ACTION = "action"  # {"action": "Guard->1:Priest", "nonce"}: answer to "act"
+ERROR = "error"  # {"kind": "crash"|"setup"|"protocol", "message", "nonce"}: the bot failed
 LISTING = "listing"  # {"bots": [...], "error": str|None}: answer of ``--list``
 
 # Referee -> host.
+FRESH = "fresh"  # {"nonce"}: serve from a fresh process, forked from the one that said hello
 START = "start"  # {"seat", "players", "variant", "seed"}: a new round begins (no answer)
-ACT = "act"  # {"view", "legal", "events", "tokens", "round"}: the seat's view; answer "action"
+ACT = "act"  # {"view", "legal", "events", "tokens", "round", "nonce"}: answer "action"
 QUIT = "quit"  # the host exits
 
 
@@ -47,7 +49,8 @@ def encode(message_type: str, /, **fields: Any) -> bytes:
 #: these types without them, or with a value of another type, breaks the protocol.
 FIELDS: dict[str, dict[str, type]] = {
     HELLO: {"protocol": int},
-    ACTION: {"action": str},
+    READY: {"nonce": int, "pid": int},
+    ACTION: {"action": str, "nonce": int},
     ERROR: {"kind": str, "message": str},
 }
 

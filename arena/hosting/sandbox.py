@@ -96,11 +96,23 @@ class HostProcess:
         """What the bot's processes use now, where a control group counts it."""
         return self.group.memory_bytes() if self.group is not None else None
 
+    def freeze(self) -> None:
+        """Stop the bot's processes until :meth:`thaw` (where the group can be frozen)."""
+        if self.group is not None:
+            self.group.freeze()
+
+    def thaw(self) -> None:
+        """Let the bot's processes run again."""
+        if self.group is not None:
+            self.group.thaw()
+
     def close(self) -> None:
         """Kill whatever is left of the bot (its session, its group) and remove its group."""
         if self.process.poll() is None:
             with contextlib.suppress(ProcessLookupError, PermissionError):
                 os.killpg(self.process.pid, signal.SIGKILL)
+            with contextlib.suppress(OSError):
+                self.thaw()  # a frozen process dies only once it runs
             with contextlib.suppress(subprocess.TimeoutExpired):
                 self.process.wait(timeout=5)
         if self.group is not None:
@@ -203,6 +215,10 @@ class Sandbox:
         env = {k: os.environ[k] for k in ENV_KEEP if k in os.environ}
         env["PYTHONUNBUFFERED"] = "1"
         env["PYTHONDONTWRITEBYTECODE"] = "1"
+        # one core per bot, and a fork server needs a single thread after warm_up: no thread
+        # pools started by numpy's linear algebra libraries at import
+        for name in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
+            env[name] = "1"
         if self.kernels:
             # The trusted cache (read-only in the sandbox): solver tables through
             # XDG_CACHE_HOME, kernels through a private mirror (arena.engine.jitcache).

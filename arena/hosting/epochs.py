@@ -1,0 +1,193 @@
+"""Fresh processes for each deck: what keeps a bot from remembering a deck's other games.
+
+A tournament plays every deck twice per pair (the seats swapped) and against every opponent, so
+a bot that remembered a deck's cards would know its opponent's hand in the deck's next games. A
+host therefore serves its bot from processes forked after ``warm_up`` (a *fork server*,
+:mod:`arena.hosting.host`), and its :class:`~arena.hosting.hosted.HostHandle` asks for a fresh
+one before any deck the serving process has played already (an *epoch* is the life of one served
+process: each deck at most once).
+
+Where the bot's control group can be frozen, the forking process is *held*: frozen in a group of
+its own (:class:`~arena.hosting.cgroups.HeldGroup`) whenever it is not forking, so it never runs
+while its served processes play, and checked from outside before each fork (this module): a
+single thread, no signal handler, no blocked signal, no shared writable memory and no open file
+or pipe but the protocol's, since any of those could carry what a served process learned into the
+next one. The referee ends the served processes itself, and puts back the bot's ``/tmp`` as it
+was after ``warm_up`` (:class:`ScratchSnapshot`). Elsewhere (no control group, no freezer, no
+sandbox) the server is cooperative: a served process ends when asked, which holds for bots that
+do not rewrite the host's own code (the arena's own bots, and bots run unsandboxed on purpose).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import shutil
+import stat
+from dataclasses import dataclass, field
+from pathlib import Path
+
+
+class EpochError(Exception):
+    """The held process keeps something that would outlive a served process."""
+
+
+def inside_pid(pid: int) -> int | None:
+    """The pid of process ``pid`` in its innermost PID namespace (``None``: gone)."""
+    try:
+        with open(f"/proc/{pid}/status", encoding="ascii", errors="replace") as f:
+            for line in f:
+                if line.startswith("NSpid:"):
+                    return int(line.split()[-1])
+    except (OSError, ValueError):
+        return None
+    return None
+
+
+def _status(pid: int) -> dict[str, str]:
+    fields = {}
+    with open(f"/proc/{pid}/status", encoding="ascii", errors="replace") as f:
+        for line in f:
+            name, _, value = line.partition(":")
+            fields[name] = value.strip()
+    return fields
+
+
+#: Descriptors the held process may keep besides the protocol's pipes.
+_HARMLESS = {"/dev/null", "/dev/urandom"}
+#: Shared mappings that are memory, not a read-only file: a channel between processes.
+_SHARED_MEMORY = ("/dev/zero", "/memfd:", "/SYSV", "[anon_shmem]", "/dev/shm/")
+
+
+def check_held(pid: int, pipes: set[int], scratch: str = "/tmp") -> None:
+    """Raise :class:`EpochError` if the held process ``pid`` keeps what could carry memory from
+    one served process into the next: another thread, a signal handler or blocked signal, an open
+    descriptor other than the protocol's ``pipes`` (their inode numbers), ``/dev/null`` and
+    ``/dev/urandom`` and read-only files outside ``scratch``, or a shared mapping of memory or of
+    a file in ``scratch``."""
+    status = _status(pid)
+    if status.get("Threads", "1") != "1":
+        raise EpochError(f"{status['Threads']} threads after warm_up (one may run, not more)")
+    for name in ("SigCgt", "SigBlk"):
+        if int(status.get(name, "0"), 16):
+            what = "signal handlers" if name == "SigCgt" else "blocked signals"
+            raise EpochError(f"{what} after warm_up ({name} {status[name]})")
+    fd_dir = f"/proc/{pid}/fd"
+    for name in os.listdir(fd_dir):
+        try:
+            target = os.readlink(f"{fd_dir}/{name}")
+        except OSError:
+            continue
+        if target.startswith("pipe:["):
+            if int(target[6:-1]) in pipes:
+                continue
+        elif target in _HARMLESS or (
+            target.startswith("/") and not target.startswith(scratch) and "(deleted)" not in target
+        ):
+            continue
+        raise EpochError(f"an open descriptor {name} ({target}) after warm_up")
+    with open(f"/proc/{pid}/maps", encoding="utf-8", errors="replace") as f:
+        for line in f:
+            parts = line.split(None, 5)
+            if len(parts) < 2 or parts[1][3] != "s":
+                continue
+            path = parts[5].strip() if len(parts) > 5 else "[anon_shmem]"
+            if path.startswith(_SHARED_MEMORY) or path.startswith(scratch) or "(deleted)" in path:
+                raise EpochError(f"shared memory after warm_up ({path})")
+
+
+@dataclass
+class ScratchSnapshot:
+    """What a bot's ``/tmp`` held after ``warm_up`` (seen from outside at ``root``, for example
+    ``/proc/PID/root/tmp``), to put it back after each epoch: whatever was added, replaced or
+    changed since is removed (a file changed in place is removed, not restored). Symbolic links
+    cannot change in place, so only directories and files are looked at again: cheap, however
+    large the trusted kernel mirror."""
+
+    root: Path
+    dirs: dict[str, int] = field(default_factory=dict)  # relative path -> ctime_ns
+    files: dict[str, tuple[int, int]] = field(default_factory=dict)  # -> (inode, ctime_ns)
+    entries: dict[str, set[str]] = field(default_factory=dict)  # dir -> names
+    links: dict[str, str] = field(default_factory=dict)  # relative path -> target
+
+    @classmethod
+    def take(cls, root: Path) -> ScratchSnapshot:
+        """Record the tree at ``root``."""
+        snap = cls(root)
+        for top, dirnames, filenames in os.walk(root):
+            rel = os.path.relpath(top, root)
+            snap.dirs[rel] = os.lstat(top).st_ctime_ns
+            snap.entries[rel] = set(dirnames) | set(filenames)
+            for name in filenames:
+                info = os.lstat(os.path.join(top, name))
+                if stat.S_ISLNK(info.st_mode):
+                    snap.links[os.path.normpath(os.path.join(rel, name))] = os.readlink(
+                        os.path.join(top, name)
+                    )
+                elif stat.S_ISREG(info.st_mode):
+                    snap.files[os.path.normpath(os.path.join(rel, name))] = (
+                        info.st_ino,
+                        info.st_ctime_ns,
+                    )
+        return snap
+
+    def restore(self) -> int:
+        """Remove what changed since :meth:`take`; returns how many entries were removed."""
+        removed = 0
+        for rel, (inode, ctime) in list(self.files.items()):
+            path = self.root / rel
+            try:
+                info = os.lstat(path)
+            except FileNotFoundError:
+                del self.files[rel]
+                continue
+            if info.st_ino != inode or info.st_ctime_ns != ctime:
+                _remove(path)
+                del self.files[rel]
+                removed += 1
+        for rel, ctime in list(self.dirs.items()):
+            path = self.root / rel
+            try:
+                info = os.lstat(path)
+            except FileNotFoundError:
+                del self.dirs[rel]
+                continue
+            if info.st_ctime_ns == ctime:
+                continue
+            kept = self.entries.get(rel, set())
+            with contextlib.suppress(OSError):
+                for name in os.listdir(path):
+                    key = os.path.normpath(os.path.join(rel, name))
+                    if name not in kept or (
+                        key in self.links and not _same_link(path / name, self.links[key])
+                    ):
+                        _remove(path / name)
+                        removed += 1
+            with contextlib.suppress(OSError):
+                self.dirs[rel] = os.lstat(path).st_ctime_ns
+        return removed
+
+
+def _same_link(path: Path, target: str) -> bool:
+    try:
+        return os.readlink(path) == target
+    except OSError:
+        return False
+
+
+def _remove(path: Path) -> None:
+    def allow(function: object, where: str, _: object) -> None:
+        with contextlib.suppress(OSError):
+            os.chmod(os.path.dirname(where), 0o700)
+            os.chmod(where, 0o700)
+        with contextlib.suppress(OSError):
+            if os.path.isdir(where) and not os.path.islink(where):
+                os.rmdir(where)
+            else:
+                os.unlink(where)
+
+    if path.is_dir() and not path.is_symlink():
+        shutil.rmtree(path, onerror=allow)
+    else:
+        with contextlib.suppress(OSError):
+            path.unlink()
