@@ -128,7 +128,7 @@ class _Lines:
 
 
 #: A served process's exit code when the referee asks for a fresh one (cooperative servers).
-_FRESH_EXIT = 3
+_FRESH_EXIT = 117
 
 
 def _signals(disposition: Any, children: bool) -> None:

@@ -345,7 +345,7 @@ class HostHandle(BotHandle):
         self._host.freeze()
         self._check(ready, P.READY)
         if held is not None and ready["nonce"] != nonce:
-            self._fail(BotProtocolError("a 'ready' that answers no request of the referee"))
+            self._fail(BotProtocolError("a 'ready' message that answers no request of the referee"))
         self._serving = True
         self._fresh_needed = False
         self.fresh_starts += 1
@@ -489,21 +489,22 @@ class HostHandle(BotHandle):
             round=turn.round_number,
             nonce=nonce,
         )
-        assert self._host is not None
-        self._host.thaw()
+        if self._host is not None:
+            self._host.thaw()
         self._send(self._pending + message)
         self._pending = b""
         limit = 86400.0 if time_limit is None else time_limit + GRACE
         answer = self._receive(limit, "to a move")
-        self._host.freeze()
+        if self._host is not None:
+            self._host.freeze()
         if self._host is not None and self._host.group is not None and self._host.limit_hit():
             self._kill()
             self._raise_limit(" while choosing a move")
         if answer.get("nonce") != nonce:
             self._fail(
                 BotProtocolError(
-                    f"an {P.describe(answer['type'])} that answers no request of the referee "
-                    "(written ahead, or left from an earlier one)"
+                    f"a {P.describe(answer['type'])} message that answers no request of the "
+                    "referee (written ahead, or left from an earlier one)"
                 )
             )
         self._check(answer, P.ACTION)

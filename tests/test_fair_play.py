@@ -1,0 +1,91 @@
+"""Fair play (docs/sandbox.md, "Fair play"): a bot wins only by playing better.
+
+The bots of tests/fixtures/fairplay_bots (a real installed package) try to win by something
+other than play, through the real ``arena tournament`` command, its workers and the sandbox: a
+spinner that takes the processor from its opponent between its moves, and a memoriser that
+remembers a deck's cards for the deck's seat-swapped game.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from collections import defaultdict
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from arena.hosting.sandbox import choose_sandbox
+from leaderboard.store import Store
+
+
+@pytest.fixture
+def fairplay(installed: Callable[..., None], bubblewrap: None) -> None:
+    """The fair-play bots, installed, with the sandbox."""
+    installed("fairplay_bots")
+
+
+def tournament(tmp_path: Path, *args: str) -> list:
+    """Run ``arena tournament ARGS`` in the sandbox; the stored games' records."""
+    url = f"sqlite:///{tmp_path}/fair.db"
+    result = subprocess.run(
+        [str(Path(sys.executable).parent / "arena"), "tournament", "--sandbox", "bwrap", "--quiet",
+         "--db", url, *args],
+        capture_output=True, text=True, env=os.environ.copy(), timeout=600,
+    )  # fmt: skip
+    assert result.returncode == 0, result.stdout + result.stderr
+    store = Store(url)
+    [tid] = [t.id for t in store.tournaments()]
+    return [g.record for g in store.stored_games(tid)]
+
+
+def test_a_spinning_bot_takes_no_processor_from_its_opponent(
+    fairplay: None, tmp_path: Path
+) -> None:
+    box = choose_sandbox("bwrap")
+    if box.hierarchy is None or not box.hierarchy.freezes:
+        pytest.skip(f"no control group that freezes here ({box.cgroup_reason or 'no freezer'})")
+    records = tournament(
+        tmp_path, "--bots", "worker,spinner,spinner[spin=0]", "--decks", "random:4:1",
+        "--move-time", "0.25", "--workers", "1",
+    )  # fmt: skip
+    per_move: dict[str, list[float]] = defaultdict(list)
+    for record in records:
+        assert not record.faults, record.faults
+        if "worker" not in record.seats:
+            continue
+        seat = record.seats.index("worker")
+        opponent = record.seats[1 - seat]
+        per_move[opponent].append(record.times[seat] / max(1, record.moves[seat]))
+    beside_spinner = sum(per_move["spinner"]) / len(per_move["spinner"])
+    beside_idle = sum(per_move["spinner[spin=0]"]) / len(per_move["spinner[spin=0]"])
+    # 40% of the move time either way: the spinner's child gets no processor between its moves
+    assert beside_spinner == pytest.approx(beside_idle, rel=0.25), per_move
+
+
+def _games_by_deck(records: list, bot: str) -> dict[tuple[int, int], tuple]:
+    """``bot``'s games against ``firstlegal``: (deck, bot's seat) -> what happened."""
+    found = {}
+    for record in records:
+        if set(record.seats) == {bot, "firstlegal"}:
+            key = (tuple(record.deck), record.seats.index(bot))
+            found[key] = (tuple(map(str, record.actions)), tuple(record.winners))
+    return found
+
+
+@pytest.mark.parametrize("repeat", ["1", "2"])
+def test_a_memorising_bot_gains_nothing_in_seat_swapped_games(
+    fairplay: None, tmp_path: Path, repeat: str
+) -> None:
+    records = tournament(
+        tmp_path, "--bots", "memoriser,memoriser[memory=0],firstlegal",
+        "--decks", "balanced:12:5", "--repeat", repeat, "--workers", "2",
+    )  # fmt: skip
+    remembering = _games_by_deck(records, "memoriser")
+    forgetting = _games_by_deck(records, "memoriser[memory=0]")
+    assert len(remembering) == len(forgetting) == 24
+    # the two play the first legal action unless the memory tells them a card: identical games
+    # mean it never did, in the seat-swapped games or in the repeats
+    assert remembering == forgetting
