@@ -172,8 +172,8 @@ class BlockPlayer:
         try:
             handles: Sequence[HostHandle] = self._handles(game.seats)
             deck = self.setup.decks[game.deck]
-            for handle in handles:  # a process never plays a deck twice (arena.hosting.epochs)
-                handle.new_game(deck)
+            for host in handles:  # a process never plays a deck twice (arena.hosting.epochs)
+                host.new_game(deck)
             record = self.referee.play_round(handles, deck=deck, seed=game.seed)
         except Exception as exc:
             message = f"the game could not be played: {unexpected_error(exc)}"
