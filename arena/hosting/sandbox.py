@@ -203,8 +203,27 @@ class Sandbox:
             "scratch_mb": limits.scratch_mb if self.isolated else None,
             "cores": limits.cores,
             "enforced_by": by,
+            "between_moves": self.between_moves(),
             "fallback": self.fallback,
         }
+
+    def between_moves(self) -> str:
+        """What a bot's processes do between its requests, and how its processes are renewed
+        between decks (``docs/sandbox.md``, "Fair play")."""
+        if self.isolated and self.hierarchy is not None and self.hierarchy.freezes:
+            return (
+                "frozen (control group freezer); a fresh process per deck, forked from a held "
+                "fork server checked from outside"
+            )
+        why = (
+            "no sandbox"
+            if not self.isolated
+            else self.cgroup_reason or "the control groups here cannot freeze"
+        )
+        return (
+            f"not frozen ({why}): a bot's other processes may run between its moves; a fresh "
+            "process per deck, from a cooperative fork server"
+        )
 
     def describe(self) -> str:
         """One line on how hosts run and which limits hold."""
@@ -388,6 +407,7 @@ def describe_enforcement(facts: dict[str, Any]) -> str:
         f"bubblewrap sandbox ({facts.get('isolation', '')}); limits per bot: memory {memory} "
         f"MiB with scratch, {facts.get('processes')} processes, {facts.get('scratch_mb')} MiB "
         f"/tmp, {facts.get('cores')} core, enforced by {facts.get('enforced_by')}"
+        + (f"; between moves: {facts['between_moves']}" if facts.get("between_moves") else "")
     )
 
 
