@@ -221,6 +221,7 @@ class BotGroup:
             self.close()
             raise CgroupError(getattr(exc, "errno", None) or 0, f"cgroup: {exc}") from None
         self._freezer: int | None = None
+        self._bot_dir: Path | None = None
         self._frozen = False
         state = self._freezer_file()
         if state is not None:
@@ -250,6 +251,27 @@ class BotGroup:
     def freezes(self) -> bool:
         """Whether :meth:`freeze` stops the group's processes (else it does nothing)."""
         return self._freezer is not None
+
+    def narrow_freezer(self, pids: Iterable[int]) -> None:
+        """Freeze only ``pids`` (the bot's own processes) from now on, and the processes they
+        start: they move to a group ``bot`` inside this one, which :meth:`freeze` then freezes,
+        leaving bubblewrap's own processes, which never compute, out of each freeze and thaw
+        (half the processes to stop and wake at every move)."""
+        if self._freezer is None:
+            return
+        key = "" if self.hierarchy.version == 2 else V1_FREEZER
+        inner = self.dirs[key] / "bot"
+        try:
+            inner.mkdir(exist_ok=True)
+            name = "cgroup.freeze" if self.hierarchy.version == 2 else "freezer.state"
+            fd = os.open(inner / name, os.O_WRONLY | os.O_CLOEXEC)
+        except OSError as exc:
+            raise CgroupError(exc.errno or 0, f"cgroup: cannot make {inner}: {exc}") from None
+        for pid in pids:
+            _write(inner / "cgroup.procs", str(pid))
+        os.close(self._freezer)
+        self._freezer = fd
+        self._bot_dir = inner
 
     def freeze(self) -> None:
         """Stop every process of the group (they get no CPU until :meth:`thaw`): one write to
@@ -327,15 +349,16 @@ class BotGroup:
             with contextlib.suppress(OSError):
                 self.thaw()
             for path in self._files():
-                for name, value in (("freezer.state", "THAWED"), ("cgroup.freeze", "0")):
-                    with contextlib.suppress(OSError):
-                        (path / "held" / name).write_text(value)
+                for inner in ("held", "bot"):
+                    for name, value in (("freezer.state", "THAWED"), ("cgroup.freeze", "0")):
+                        with contextlib.suppress(OSError):
+                            (path / inner / name).write_text(value)
 
     def pids(self) -> list[int]:
         """The processes in the group now (with those of a :class:`HeldGroup` in it)."""
         found: set[int] = set()
         for path in self._files():
-            for where in (path, path / "held"):
+            for where in (path, path / "held", path / "bot"):
                 with contextlib.suppress(OSError):
                     found.update(int(x) for x in (where / "cgroup.procs").read_text().split())
         return sorted(found)
@@ -354,8 +377,9 @@ class BotGroup:
                 os.close(fd)
         self._events = {}
         for path in self._files():
-            with contextlib.suppress(OSError):
-                (path / "held").rmdir()
+            for inner in ("held", "bot"):
+                with contextlib.suppress(OSError):
+                    (path / inner).rmdir()
             with contextlib.suppress(OSError):
                 path.rmdir()
         self.dirs = {}
@@ -398,8 +422,9 @@ def sweep(pids: Iterable[int] | None = None) -> int:
             if wanted is None and os.path.exists(f"/proc/{pid}"):
                 continue
             for group in [g for g in owner.iterdir() if g.is_dir()]:
-                if (group / "held").is_dir():
-                    _empty_and_remove(group / "held")
+                for inner in ("held", "bot"):
+                    if (group / inner).is_dir():
+                        _empty_and_remove(group / inner)
                 _empty_and_remove(group)
                 removed += 1
             with contextlib.suppress(OSError):
@@ -451,8 +476,8 @@ class HeldGroup:
         self.parent = group
         self.pid = pid
         key = "" if group.hierarchy.version == 2 else V1_FREEZER
-        self._main = group.dirs[key]
-        self.path = self._main / "held"
+        self.path = group.dirs[key] / "held"
+        self._main = group._bot_dir or group.dirs[key]
         try:
             self.path.mkdir(exist_ok=True)
             state = "cgroup.freeze" if group.hierarchy.version == 2 else "freezer.state"

@@ -298,6 +298,7 @@ class HostHandle(BotHandle):
             self._fail(BotProtocolError(f"its hello names pid {hello_pid}, which is not its own"))
         self._keep.add(zygote)
         try:
+            group.narrow_freezer(p for p in group.pids() if p not in self._keep)
             self._held = HeldGroup(group, zygote)
             self._scratch = ScratchSnapshot.take(Path(f"/proc/{zygote}/root/tmp"))
         except (OSError, CgroupError) as exc:
