@@ -30,6 +30,30 @@ V1_CONTROLLERS = ("memory", "pids", "cpu")
 #: moves (cgroup v2 has this in every group: ``cgroup.freeze``).
 V1_FREEZER = "freezer"
 
+
+@dataclass(frozen=True)
+class FreezerFile:
+    """Where a group's freezer is set, and the words that freeze and thaw it."""
+
+    name: str
+    frozen: bytes
+    thawed: bytes
+
+
+#: The freezer's file per hierarchy version (v1: the freezer controller; v2: every group).
+FREEZER_FILES = {
+    1: FreezerFile("freezer.state", b"FROZEN", b"THAWED"),
+    2: FreezerFile("cgroup.freeze", b"1", b"0"),
+}
+
+
+def _thaw_dir(path: Path) -> None:
+    """Thaw the group at ``path`` whichever hierarchy it is in (nothing if it has no freezer)."""
+    for file in FREEZER_FILES.values():
+        with contextlib.suppress(OSError):
+            (path / file.name).write_bytes(file.thawed)
+
+
 _serial = itertools.count()
 
 
@@ -241,11 +265,10 @@ class BotGroup:
             self._unchanged = []
 
     def _freezer_file(self) -> Path | None:
-        if self.hierarchy.version == 2:
-            return self.dirs[""] / "cgroup.freeze"
-        if V1_FREEZER in self.dirs:
-            return self.dirs[V1_FREEZER] / "freezer.state"
-        return None
+        key = "" if self.hierarchy.version == 2 else V1_FREEZER
+        if key not in self.dirs:
+            return None
+        return self.dirs[key] / FREEZER_FILES[self.hierarchy.version].name
 
     @property
     def freezes(self) -> bool:
@@ -263,7 +286,7 @@ class BotGroup:
         inner = self.dirs[key] / "bot"
         try:
             inner.mkdir(exist_ok=True)
-            name = "cgroup.freeze" if self.hierarchy.version == 2 else "freezer.state"
+            name = FREEZER_FILES[self.hierarchy.version].name
             fd = os.open(inner / name, os.O_WRONLY | os.O_CLOEXEC)
         except OSError as exc:
             raise CgroupError(exc.errno or 0, f"cgroup: cannot make {inner}: {exc}") from None
@@ -277,13 +300,13 @@ class BotGroup:
         """Stop every process of the group (they get no CPU until :meth:`thaw`): one write to
         an open file, a few microseconds."""
         if self._freezer is not None and not self._frozen:
-            os.write(self._freezer, b"1" if self.hierarchy.version == 2 else b"FROZEN")
+            os.write(self._freezer, FREEZER_FILES[self.hierarchy.version].frozen)
             self._frozen = True
 
     def thaw(self) -> None:
         """Let the group's processes run again."""
         if self._freezer is not None and self._frozen:
-            os.write(self._freezer, b"0" if self.hierarchy.version == 2 else b"THAWED")
+            os.write(self._freezer, FREEZER_FILES[self.hierarchy.version].thawed)
             self._frozen = False
 
     def _event_files(self) -> list[tuple[str, Path, bytes]]:
@@ -350,9 +373,7 @@ class BotGroup:
                 self.thaw()
             for path in self._files():
                 for inner in ("held", "bot"):
-                    for name, value in (("freezer.state", "THAWED"), ("cgroup.freeze", "0")):
-                        with contextlib.suppress(OSError):
-                            (path / inner / name).write_text(value)
+                    _thaw_dir(path / inner)
 
     def pids(self) -> list[int]:
         """The processes in the group now (with those of a :class:`HeldGroup` in it)."""
@@ -366,7 +387,7 @@ class BotGroup:
     def close(self) -> None:
         """Kill every process left in the group and remove it (a frozen process dies only once
         thawed, so the group is thawed after the kill)."""
-        _kill_until_empty(self.pids, self._thaw_quietly)
+        kill_until_empty(self.pids, self._thaw_quietly)
         freezer = getattr(self, "_freezer", None)
         if freezer is not None:
             with contextlib.suppress(OSError):
@@ -439,31 +460,31 @@ def _empty_and_remove(group: Path) -> None:
         except OSError:
             return []
 
-    def thaw() -> None:
-        for name, value in (("freezer.state", "THAWED"), ("cgroup.freeze", "0")):
-            with contextlib.suppress(OSError):
-                (group / name).write_text(value)
-
-    _kill_until_empty(members, thaw)
+    kill_until_empty(members, lambda: _thaw_dir(group))
     with contextlib.suppress(OSError):
         group.rmdir()
 
 
-def _kill_until_empty(
-    members: Callable[[], list[int]], thaw: Callable[[], None] | None = None
-) -> None:
-    """Kill the processes ``members()`` lists until it lists none (half a second at most);
-    ``thaw`` lets frozen ones run, so that they can die."""
-    for _ in range(50):
+def kill_until_empty(
+    members: Callable[[], list[int]],
+    thaw: Callable[[], None] | None = None,
+    pause: float = 0.01,
+    tries: int = 50,
+) -> bool:
+    """Kill the processes ``members()`` lists until it lists none, checking ``tries`` times
+    ``pause`` seconds apart; ``thaw`` lets frozen ones run, so that they can die. Returns whether
+    none is left."""
+    for _ in range(tries):
         left = members()
         if not left:
-            return
+            return True
         for pid in left:
             with contextlib.suppress(ProcessLookupError, PermissionError):
                 os.kill(pid, signal.SIGKILL)
         if thaw is not None:
             thaw()
-        time.sleep(0.01)
+        time.sleep(pause)
+    return not members()
 
 
 class HeldGroup:
@@ -480,19 +501,17 @@ class HeldGroup:
         self._main = group._bot_dir or group.dirs[key]
         try:
             self.path.mkdir(exist_ok=True)
-            state = "cgroup.freeze" if group.hierarchy.version == 2 else "freezer.state"
-            self._state = os.open(self.path / state, os.O_WRONLY | os.O_CLOEXEC)
+            self._file = FREEZER_FILES[group.hierarchy.version]
+            self._state = os.open(self.path / self._file.name, os.O_WRONLY | os.O_CLOEXEC)
         except OSError as exc:
             raise CgroupError(exc.errno or 0, f"cgroup: cannot make {self.path}: {exc}") from None
-        self._frozen_word = b"1" if group.hierarchy.version == 2 else b"FROZEN"
-        self._thawed_word = b"0" if group.hierarchy.version == 2 else b"THAWED"
         self.freeze()
         _write(self.path / "cgroup.procs", str(pid))
 
     def freeze(self) -> None:
         """Stop the held process (and any child it just made), and wait until it has stopped
         (freezing is asynchronous: a process on its way into a ``read`` must not get there)."""
-        os.write(self._state, self._frozen_word)
+        os.write(self._state, self._file.frozen)
         v2 = self.parent.hierarchy.version == 2
         check = self.path / ("cgroup.events" if v2 else "freezer.state")
         for _ in range(2000):
@@ -507,7 +526,7 @@ class HeldGroup:
 
     def thaw(self) -> None:
         """Let the held process run (the bot's group must be thawed too)."""
-        os.write(self._state, self._thawed_word)
+        os.write(self._state, self._file.thawed)
 
     def release_all(self) -> list[int]:
         """Move every process of this group but the held one back to the bot's group; returns

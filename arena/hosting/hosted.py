@@ -37,7 +37,7 @@ from arena.errors import (
     BotTimeoutError,
 )
 from arena.hosting import protocol as P
-from arena.hosting.cgroups import BotGroup, CgroupError, HeldGroup
+from arena.hosting.cgroups import BotGroup, CgroupError, HeldGroup, kill_until_empty
 from arena.hosting.epochs import EpochError, ScratchSnapshot, check_held, inside_pid
 from arena.hosting.sandbox import HostProcess, Sandbox, choose_sandbox
 from arena.hosting.submissions import parse_ref, snapshot_dir
@@ -288,7 +288,8 @@ class HostHandle(BotHandle):
         group = self._host.group
         zygote = None
         self._keep = {self._proc.pid}
-        for pid in group.pids():
+        members = group.pids()
+        for pid in members:
             inner = inside_pid(pid)
             if inner == 1:
                 self._keep.add(pid)
@@ -298,7 +299,7 @@ class HostHandle(BotHandle):
             self._fail(BotProtocolError(f"its hello names pid {hello_pid}, which is not its own"))
         self._keep.add(zygote)
         try:
-            group.narrow_freezer(p for p in group.pids() if p not in self._keep)
+            group.narrow_freezer(p for p in members if p not in self._keep)
             self._held = HeldGroup(group, zygote)
             self._scratch = ScratchSnapshot.take(Path(f"/proc/{zygote}/root/tmp"))
         except (OSError, CgroupError) as exc:
@@ -354,16 +355,13 @@ class HostHandle(BotHandle):
     def _end_served(self, group: BotGroup) -> None:
         """Kill every process of the bot but bubblewrap's and the held one (while they are
         frozen, so none runs again), and wait until they are gone."""
-        for _ in range(200):
-            left = [p for p in group.pids() if p not in self._keep]
-            if not left:
-                return
-            for pid in left:
-                with contextlib.suppress(ProcessLookupError, PermissionError):
-                    os.kill(pid, signal.SIGKILL)
-            group.thaw()  # a frozen process dies only once it runs
-            time.sleep(0.0005)
-        self._fail(BotExitedError("its processes could not be ended for a fresh start"))
+        if not kill_until_empty(
+            lambda: [p for p in group.pids() if p not in self._keep],
+            group.thaw,  # a frozen process dies only once it runs
+            pause=0.0005,
+            tries=200,
+        ):
+            self._fail(BotExitedError("its processes could not be ended for a fresh start"))
 
     # --- lines with deadlines -----------------------------------------------------------------
 
