@@ -428,7 +428,10 @@ def sweep(pids: Iterable[int] | None = None) -> int:
         return 0
     wanted = set(pids) if pids is not None else None
     removed = 0
-    for parent in dict.fromkeys(found.parents.values()):
+    # the freezer's groups first: a frozen process dies only once thawed, so the other
+    # hierarchies then find their processes gone instead of waiting for them
+    first = [found.parents[V1_FREEZER]] if V1_FREEZER in found.parents else []
+    for parent in dict.fromkeys([*first, *found.parents.values()]):
         try:
             owners = [p for p in parent.iterdir() if p.name.startswith("arena-")]
         except OSError:
@@ -468,8 +471,8 @@ def _empty_and_remove(group: Path) -> None:
 def kill_until_empty(
     members: Callable[[], list[int]],
     thaw: Callable[[], None] | None = None,
-    pause: float = 0.01,
-    tries: int = 50,
+    pause: float = 0.001,
+    tries: int = 500,
 ) -> bool:
     """Kill the processes ``members()`` lists until it lists none, checking ``tries`` times
     ``pause`` seconds apart; ``thaw`` lets frozen ones run, so that they can die. Returns whether

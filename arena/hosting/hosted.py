@@ -358,8 +358,6 @@ class HostHandle(BotHandle):
         if not kill_until_empty(
             lambda: [p for p in group.pids() if p not in self._keep],
             group.thaw,  # a frozen process dies only once it runs
-            pause=0.0005,
-            tries=200,
         ):
             self._fail(BotExitedError("its processes could not be ended for a fresh start"))
 
@@ -527,8 +525,9 @@ class HostHandle(BotHandle):
         self._kill()
 
     def close(self) -> None:
-        """Ask the host to quit, then make sure it is gone."""
-        if self.running:
+        """Ask the host to quit, then make sure it is gone (a held fork server, frozen, cannot
+        quit: its host is ended at once)."""
+        if self.running and self._held is None:
             try:
                 assert self._proc is not None and self._proc.stdin is not None
                 if self._host is not None:
