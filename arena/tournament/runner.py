@@ -260,7 +260,7 @@ def plan_tournament(spec: TournamentSpec, catalog: Catalog, store: Store | None 
         spec.variant,
         spec.players,
         entrants,
-        None if secret is not None else plan.decks,
+        None if not plan.public_decks else plan.decks,
     )
     if found is None:
         return plan
@@ -378,19 +378,19 @@ def add_entrants(store: Store, tournament_id: int, bots: Sequence[str], catalog:
     specs): the same decks and settings, its games as they are, and after them every game of a
     table that seats a new entrant (only with the gauntlet's entrant, in a gauntlet). Each new
     entrant passes the checks of a new tournament's: installed, playing the variant at this
-    table size, and not entered already. A finished tournament has published its secret (and
-    the decks of a secret deck set), so nothing may be added to it: an added entrant could know
-    every seed of its games. One stored before tournaments had secrets, on public decks, may
-    still grow. The additions are stored by :func:`hold`."""
+    table size, and not entered already. A tournament on secret decks that is finished has
+    published them (and its secret), so nothing may be added to it. One on public decks may
+    grow after it is finished, its added games' seeds derived from its published secret: an
+    entrant added then could know its opponents' seeds, as any bot can know public decks (not
+    ranked play). The additions are stored by :func:`hold`."""
     plan = plan_resume(store, tournament_id, catalog)
     if not bots:
         raise TournamentError("--add needs at least one bot")
-    if plan.secret is not None and store.status(tournament_id) == "finished":
-        published = "its secret and decks are" if plan.deck_secret is not None else "its secret is"
+    if plan.deck_secret is not None and store.status(tournament_id) == "finished":
         raise TournamentError(
-            f"tournament {tournament_id} is finished and {published} published: an entrant "
-            "added now could know its opponents' seeds; start a new tournament instead "
-            "(--gauntlet BOT plays it against the field only)"
+            f"tournament {tournament_id} is finished and its secret decks are published: an "
+            "entrant added now could know them and its opponents' seeds; start a new "
+            "tournament on secret decks instead (--gauntlet BOT plays it against the field only)"
         )
     added = [_entrant(catalog, text, plan.spec.variant, plan.spec.players) for text in bots]
     entered = [e.name for e in plan.entrants]
