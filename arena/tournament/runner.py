@@ -179,8 +179,9 @@ def plan_tournament(spec: TournamentSpec, catalog: Catalog, store: Store | None 
     tournament these settings created, the plan is that tournament's, with every entrant added
     to it since (:func:`plan_resume`): running the same command again goes on with it. A
     secret deck set takes that tournament's secret seed (the same decks as before an
-    interruption), or a new one from :func:`~arena.decks.sets.draw_secret_seed`; so does the
-    tournament's secret on public decks (``spec.secret`` when given). Raises an
+    interruption), or a new one from :func:`~arena.decks.sets.draw_secret_seed` (or
+    ``spec.secret``, when given), and so does every tournament's secret on public decks. A
+    given secret that is not the stored tournament's is refused. Raises an
     :class:`~arena.errors.ArenaError` (one line) for an unknown bot or deck set, a bot that
     does not play the variant or table size, too few entrants, or, without ``spec.bots``, a
     field of every installed bot larger than :data:`DEFAULT_FIELD_BOTS` or a schedule of it
