@@ -1,5 +1,5 @@
-"""SQLAlchemy 2.0 models of the arena's database: tournaments, entrants, decks, the secret seeds
-of secret deck sets, the runner holding each tournament, games, how bots ran, ratings.
+"""SQLAlchemy 2.0 models of the arena's database: tournaments, entrants, decks, each tournament's
+secret seed, the runner holding each tournament, games, how bots ran, ratings.
 
 Importing this module creates no engine and touches no database; see :mod:`leaderboard.store`.
 """
@@ -67,7 +67,7 @@ class Tournament(Base):
     decks: Mapped[list[Deck]] = relationship(
         back_populates="tournament", cascade="all, delete-orphan", order_by="Deck.position"
     )
-    deck_secret: Mapped[DeckSecret | None] = relationship(
+    secret: Mapped[TournamentSecret | None] = relationship(
         back_populates="tournament", cascade="all, delete-orphan"
     )
 
@@ -104,10 +104,13 @@ class Deck(Base):
     tournament: Mapped[Tournament] = relationship(back_populates="decks")
 
 
-class DeckSecret(Base):
-    """The secret seed a tournament's decks were drawn from (``balanced:N``, ``random:N``), as
-    decimal digits. A table of its own rather than a column, so that ``create_all`` adds it to a
-    database made before it existed; a tournament without a row here played public decks."""
+class TournamentSecret(Base):
+    """A tournament's secret seed, as decimal digits: every game's seed, and so every seed a bot
+    is given, derives from it, and so do the decks of a secret deck set (``balanced:N``,
+    ``random:N``). A table of its own rather than a column, so that ``create_all`` adds it to a
+    database made before it existed; its name is from when only secret deck sets had a secret.
+    A tournament without a row here was created before tournaments had secrets: its games' seeds
+    derive from its public seed, and its decks are public."""
 
     __tablename__ = "deck_secrets"
 
@@ -116,7 +119,7 @@ class DeckSecret(Base):
     )
     seed: Mapped[str] = mapped_column(String(80))
 
-    tournament: Mapped[Tournament] = relationship(back_populates="deck_secret")
+    tournament: Mapped[Tournament] = relationship(back_populates="secret")
 
 
 class Runner(Base):

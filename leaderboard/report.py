@@ -50,6 +50,7 @@ __all__ = [
     "report_text",
     "sandbox_note",
     "sandbox_runs",
+    "secret_text",
 ]
 
 #: The deck set recommended for ranked play, named where a report marks public decks.
@@ -95,12 +96,12 @@ def analyse(games: Sequence[StoredGame], standings: Standings, players: int) -> 
 def deck_summary(detail: TournamentDetail) -> dict[str, Any]:
     """What the report says about the decks, JSON-ready: ``spec`` (the deck set as given),
     ``count``, ``public`` (whether a bot could know the decks in advance: every deck set but
-    a secret ``balanced:N`` or ``random:N``), ``seed`` (a secret seed as a decimal string, once
-    the tournament is finished; else ``None``), ``reproduce`` (the public spec that gives the
-    same decks, with that seed) and ``orders`` (the decks, card values top first; ``None``
-    while a secret set's tournament is not finished)."""
+    a secret ``balanced:N`` or ``random:N``), ``seed`` (a secret set's seed, the tournament's
+    secret, as a decimal string once the tournament is finished; else ``None``), ``reproduce``
+    (the public spec that gives the same decks, with that seed) and ``orders`` (the decks,
+    card values top first; ``None`` while a secret set's tournament is not finished)."""
     spec = str(detail.configuration.get("decks", "")) or None
-    seed = detail.published_seed
+    seed = detail.published_seed if detail.secret_decks else None
     reproduce = None
     if seed is not None and spec is not None and is_secret_spec(spec):
         reproduce = reproducible_spec(spec, seed)
@@ -134,6 +135,20 @@ def deck_note(detail: TournamentDetail) -> str:
         f"Secret decks ({spec}), drawn from seed {summary['seed']}, published now that the "
         f"tournament is finished: `arena decks show {summary['reproduce']}` lists them."
     )
+
+
+def secret_text(detail: TournamentDetail) -> str:
+    """The tournament's secret seed as the report shows it: published once the tournament is
+    finished, promised before (or said to be missing, for a tournament stored before
+    tournaments had secrets, whose games' seeds derive from its public seed)."""
+    if detail.published_seed is not None:
+        return (
+            f"{detail.published_seed} (every game's seed derives from it and the game's key; "
+            "--secret replays the tournament)"
+        )
+    if detail.status == "finished":
+        return "none (stored before tournaments had secrets: seeds derive from the seed)"
+    return "kept from every bot; published here once the tournament is finished"
 
 
 def sandbox_runs(detail: TournamentDetail) -> str:
@@ -237,6 +252,7 @@ def _provenance_lines(detail: TournamentDetail, games: Sequence[StoredGame]) -> 
         ("move time (s)", config_value(config, "move_time")),
         ("fault limit", config_value(config, "max_faults")),
         ("seed", str(detail.seed)),
+        ("secret", secret_text(detail)),
         ("variant", f"{detail.variant}, {detail.players} per table"),
         ("arena version", detail.arena_version),
         ("created", date_text(detail.created)),
@@ -304,9 +320,10 @@ def report_data(
     """The report as a JSON-ready dict: ``tournament`` (its id) and ``settings``
     (:func:`~leaderboard.settings.with_settings`, as every ``--json`` about a tournament has
     them), ``status``, ``updated``, ``configuration`` (the whole stored configuration),
-    ``decks`` (:func:`deck_summary`), ``entrants`` (each with ``name``, ``bot``, ``plugin``,
-    ``distribution``, ``version``, ``parameters``), ``stored`` (when the ``first`` and the
-    ``last`` game were stored), every key of :meth:`Standings.to_dict`, and the
+    ``decks`` (:func:`deck_summary`), ``secret`` (the tournament's secret seed as a decimal
+    string once it is finished, else ``None``), ``entrants`` (each with ``name``, ``bot``,
+    ``plugin``, ``distribution``, ``version``, ``parameters``), ``stored`` (when the
+    ``first`` and the ``last`` game were stored), every key of :meth:`Standings.to_dict`, and the
     :class:`ReportAnalysis` figures ``history``, ``seats`` and ``plays`` (made here when
     ``analysis`` is not given)."""
     from leaderboard.settings import with_settings
@@ -318,6 +335,7 @@ def report_data(
         "updated": detail.updated.isoformat(),
         "configuration": detail.configuration,
         "decks": deck_summary(detail),
+        "secret": None if detail.published_seed is None else str(detail.published_seed),
         "entrants": [
             {
                 "name": e.name,

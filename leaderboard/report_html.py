@@ -19,7 +19,14 @@ from markupsafe import Markup
 
 from arena.referee.records import FAULT_KINDS
 from leaderboard.card_plays import CARDS, PlayStats, card_name
-from leaderboard.report import ReportAnalysis, analyse, deck_note, deck_summary, sandbox_runs
+from leaderboard.report import (
+    ReportAnalysis,
+    analyse,
+    deck_note,
+    deck_summary,
+    sandbox_runs,
+    secret_text,
+)
 from leaderboard.report_format import (
     config_value,
     date_text,
@@ -357,6 +364,7 @@ def render_html(
         ("move time (s)", config_value(config, "move_time")),
         ("fault limit", config_value(config, "max_faults")),
         ("seed", str(detail.seed)),
+        ("secret", secret_text(detail)),
         ("variant", detail.variant),
         ("players per table", str(detail.players)),
         ("arena version", detail.arena_version),

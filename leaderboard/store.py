@@ -5,9 +5,10 @@ engine is created on first use, never at import. Every method runs in its own tr
 :meth:`Store.record_block` writes a whole block of games in one, so an interrupted run loses
 at most the block in flight and resumes from :meth:`Store.finished_keys`.
 
-A tournament on a secret deck set keeps its seed here (:meth:`Store.deck_secret`), where no
-bot host can see it; :meth:`Store.tournament` publishes it only once the tournament is
-finished (:attr:`TournamentDetail.published_seed`).
+A tournament keeps its secret seed here (:meth:`Store.secret`), where no bot host can see it:
+every seed a bot is given derives from it, and so do the decks of a secret deck set.
+:meth:`Store.tournament` publishes it only once the tournament is finished
+(:attr:`TournamentDetail.published_seed`).
 
 One runner plays a tournament at a time: it holds a lease (:meth:`Store.take_lease`, see
 :mod:`leaderboard.runners`) and passes its token to every write it makes.
@@ -53,6 +54,7 @@ from sqlalchemy.exc import ArgumentError, IntegrityError, NoSuchModuleError, SQL
 from sqlalchemy.orm import Session, sessionmaker
 
 import arena
+from arena.decks.sets import is_secret_spec
 from arena.errors import ArenaError
 from arena.referee.records import GameRecord
 from leaderboard import runners
@@ -60,13 +62,13 @@ from leaderboard.models import (
     STATUSES,
     Base,
     Deck,
-    DeckSecret,
     Entrant,
     Game,
     RatingSnapshot,
     Runner,
     RunSandbox,
     Tournament,
+    TournamentSecret,
     utcnow,
 )
 from leaderboard.runners import RunnerInfo
@@ -205,9 +207,10 @@ class TournamentDetail(_DeckSecrecy):
 
     ``entrants`` and ``decks`` are in the order they were entered; ``decks[i]`` is the deck at
     position ``i`` (card values from the top). ``secret_decks`` says the decks were drawn from
-    a secret seed; ``published_seed`` is that seed once the tournament is finished (``None``
-    before, and for public decks). While ``decks_revealed`` is False, nothing shown to people
-    may contain the deck orders.
+    the tournament's secret seed; ``published_seed`` is that seed once the tournament is
+    finished (``None`` before, and for a tournament stored before tournaments had secrets):
+    every game's seed derives from it, and a secret deck set's decks. While ``decks_revealed``
+    is False, nothing shown to people may contain the deck orders.
     """
 
     id: int
@@ -310,6 +313,13 @@ def _one_line(exc: BaseException) -> str:
 
 #: What :func:`fingerprint` puts in place of the deck orders of a secret deck set.
 SECRET_DECKS = "secret"
+
+
+def secret_deck_set(configuration: dict[str, Any]) -> bool:
+    """Whether a tournament of ``configuration`` with a secret drew its decks from it: its
+    deck set is ``balanced:N`` or ``random:N`` without a seed. (One without a secret, stored
+    before secret deck sets, played ``random:N`` as ``random:N:0``: public decks.)"""
+    return is_secret_spec(str(configuration.get("decks", "")))
 
 
 def fingerprint(
@@ -508,15 +518,17 @@ class Store:
         it running once it holds it, see :meth:`take_lease`); of processes starting the same
         new tournament at once, one stores it and all get its id.
 
-        ``secret`` is the seed ``decks`` were drawn from when the deck set is secret: it is
-        stored with the tournament, and the fingerprint leaves the decks out. A stored
-        tournament with the same settings but another secret raises :class:`StoreError`
-        (take the secret from :meth:`find_deck_secret` to resume it)."""
+        ``secret`` is the tournament's secret seed, which every game's seed derives from (and
+        ``decks``, when the configuration's deck set is secret: the fingerprint then leaves the
+        decks out, see :func:`secret_deck_set`). It is stored with the tournament. A stored
+        tournament with the same settings but another secret raises :class:`StoreError` (take
+        the secret from :meth:`find_secret` to resume it)."""
         names = [e.name for e in entrants]
         if len(set(names)) != len(names):
             raise StoreError(f"entrant names are not unique: {names}")
+        hidden = secret is not None and secret_deck_set(configuration)
         mark = fingerprint(
-            configuration, seed, variant, players, entrants, None if secret is not None else decks
+            configuration, seed, variant, players, entrants, None if hidden else decks
         )
         found = self._resume(mark, secret)
         if found is not None:
@@ -532,7 +544,7 @@ class Store:
             arena_version=arena.__version__,
             entrants=[_entrant_row(e) for e in entrants],
             decks=[Deck(position=i, cards=_cards(d)) for i, d in enumerate(decks)],
-            deck_secret=None if secret is None else DeckSecret(seed=str(int(secret))),
+            secret=None if secret is None else TournamentSecret(seed=str(int(secret))),
         )
         try:
             with self._session() as session:
@@ -554,11 +566,11 @@ class Store:
             ).one_or_none()
             if tournament is None:
                 return None
-            stored = tournament.deck_secret
+            stored = tournament.secret
             if secret is not None and (stored is None or int(stored.seed) != int(secret)):
                 raise StoreError(
-                    f"tournament {tournament.id} was started with the same settings on other "
-                    f"secret decks (by another run?); resume it with --resume {tournament.id}"
+                    f"tournament {tournament.id} was started with the same settings and another "
+                    f"secret (by another run?); resume it with --resume {tournament.id}"
                 )
             return tournament.id
 
@@ -605,7 +617,7 @@ class Store:
             tournament.configuration = dict(configuration)
             tournament.status = "interrupted"
 
-    def find_deck_secret(
+    def find_secret(
         self,
         configuration: dict[str, Any],
         seed: int,
@@ -613,25 +625,25 @@ class Store:
         players: int,
         entrants: Sequence[EntrantInfo],
     ) -> int | None:
-        """The secret deck seed of the stored tournament that a secret deck set with these
-        settings resumes (see :func:`fingerprint`), or ``None`` when there is none: then a new
-        secret is to be drawn."""
+        """The secret seed of the stored tournament that a secret deck set with these settings
+        resumes (see :func:`fingerprint`), or ``None`` when there is none: then a new secret is
+        to be drawn."""
         mark = fingerprint(configuration, seed, variant, players, entrants, None)
         with self._session() as session:
             found = session.scalars(
-                select(DeckSecret.seed)
-                .join(Tournament, DeckSecret.tournament_id == Tournament.id)
+                select(TournamentSecret.seed)
+                .join(Tournament, TournamentSecret.tournament_id == Tournament.id)
                 .where(Tournament.fingerprint == mark)
             ).one_or_none()
         return None if found is None else int(found)
 
-    def deck_secret(self, tournament_id: int) -> int | None:
-        """The secret seed tournament ``tournament_id``'s decks were drawn from, whatever its
-        status (``None``: public decks). For resuming; never show it to anyone before the
+    def secret(self, tournament_id: int) -> int | None:
+        """Tournament ``tournament_id``'s secret seed, whatever its status (``None``: stored
+        before tournaments had secrets). For resuming; never show it to anyone before the
         tournament is finished (:attr:`TournamentDetail.published_seed` follows that rule)."""
         with self._session() as session:
             tournament = self._tournament(session, tournament_id)
-            return None if tournament.deck_secret is None else int(tournament.deck_secret.seed)
+            return None if tournament.secret is None else int(tournament.secret.seed)
 
     def set_status(self, tournament_id: int, status: str, lease: str | None = None) -> None:
         """Mark a tournament running, finished or interrupted (by its runner, when ``lease``
@@ -725,7 +737,7 @@ class Store:
                     select(Deck.tournament_id, func.count(Deck.id)).group_by(Deck.tournament_id)
                 ).all()
             )
-            secret = set(session.scalars(select(DeckSecret.tournament_id)))
+            secret = set(session.scalars(select(TournamentSecret.tournament_id)))
             held = runners.live(session, processes=self._runner_processes)
             sandboxes: dict[int, list[dict[str, Any]]] = {}
             for tid, sandbox in session.execute(
@@ -747,7 +759,7 @@ class Store:
                     arena_version=t.arena_version,
                     configuration=dict(t.configuration),
                     deck_count=int(decks.get(t.id, 0)),
-                    secret_decks=t.id in secret,
+                    secret_decks=t.id in secret and secret_deck_set(t.configuration),
                     runner=held.get(t.id),
                     sandboxes=sandboxes.get(t.id, []),
                 )
@@ -767,7 +779,7 @@ class Store:
                 t = found
             else:
                 t = self._tournament(session, tournament_id)
-            secret = t.deck_secret
+            secret = t.secret
             return TournamentDetail(
                 id=t.id,
                 name=t.name,
@@ -786,7 +798,7 @@ class Store:
                 created=t.created,
                 updated=t.updated,
                 arena_version=t.arena_version,
-                secret_decks=secret is not None,
+                secret_decks=secret is not None and secret_deck_set(t.configuration),
                 published_seed=(
                     int(secret.seed) if secret is not None and t.status == "finished" else None
                 ),

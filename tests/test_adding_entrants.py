@@ -23,6 +23,7 @@ from stored_records import stored
 
 import arena.hosting.sandbox as S
 from arena.cli.main import cli
+from arena.decks.sets import draw_secret_seed
 from arena.errors import ArenaError
 from arena.hosting.catalog import Catalog, load_catalog
 from arena.hosting.names import BUILTIN_DISTRIBUTION
@@ -88,8 +89,10 @@ def test_an_added_entrant_plays_only_its_games_and_the_records_are_the_whole_fie
     assert detail.configuration["bots"] == [*FIELD, SLEEPER]
 
     whole = Store(f"sqlite:///{tmp_path}/whole.db")
+    # the same secret: the games' seeds derive from it
     four = plan_tournament(
-        TournamentSpec(decks="random:3:5", bots=(*FIELD, SLEEPER), seed=4), catalog
+        TournamentSpec(decks="random:3:5", bots=(*FIELD, SLEEPER), seed=4, secret=three.secret),
+        catalog,
     )
     assert run(four, whole).complete
     assert after == stored(whole, 1)
@@ -124,14 +127,20 @@ def test_adding_twice_gives_the_records_of_the_whole_field(
 
     whole = Store(f"sqlite:///{tmp_path}/whole.db")
     field = (*FIELD, SLEEPER, "crasher")
-    assert run(plan_tournament(TournamentSpec(decks="random:2:8", bots=field), catalog), whole)
+    same = TournamentSpec(decks="random:2:8", bots=field, secret=store.secret(tid))
+    assert run(plan_tournament(same, catalog), whole)
     assert stored(store, tid) == stored(whole, 1)  # crasher faults in 8 games, short of 10
 
 
 def test_a_grown_tournament_with_disqualifications_does_not_depend_on_workers_or_interruptions(
     catalog: Catalog, tmp_path: Path
 ) -> None:
-    spec = TournamentSpec(decks="random:2:1", bots=("honest", "crasher", "uniform"), max_faults=2)
+    spec = TournamentSpec(
+        decks="random:2:1",
+        bots=("honest", "crasher", "uniform"),
+        max_faults=2,
+        secret=draw_secret_seed(),  # both runs with the same secret
+    )
     records = []
     for name, workers, block, stop in [("a", 1, 1, None), ("b", 2, 3, 3)]:
         store = Store(f"sqlite:///{tmp_path}/{name}.db")

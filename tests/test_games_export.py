@@ -392,7 +392,7 @@ def test_every_json_about_a_tournament_carries_its_id_and_settings(played: dict[
         ok("leaderboard", "--tournament", str(played["secret"]), "--json", "--db", url).stdout
     )
     assert check(secret, played["secret"])["secret_decks"] is True
-    assert str(store.deck_secret(played["secret"])) not in json.dumps(secret)
+    assert str(store.secret(played["secret"])) not in json.dumps(secret)
 
 
 @pytest.fixture

@@ -205,9 +205,11 @@ def store_game(url: str, record: GameRecord, secret: int | None = None) -> int:
     entrants = [
         EntrantInfo(n, "uniform", {}, "reference", "loveletter-arena", "0.1.0") for n in NAMES
     ]
+    # a secret deck set's spec: its decks were drawn from the secret
+    decks = "balanced:1" if secret is not None else "test:1"
     tid = store.start_tournament(
         name="replay",
-        configuration={"bots": list(NAMES), "decks": "test:1", "secret": secret is not None},
+        configuration={"bots": list(NAMES), "decks": decks},
         seed=1,
         variant="classic",
         players=2,

@@ -9,6 +9,7 @@ import hashlib
 import os
 import shutil
 import socket
+import sys
 import tempfile
 import time
 from collections.abc import Callable, Iterator
@@ -94,9 +95,10 @@ def test_a_bot_cannot_plant_code_where_the_referee_loads_kernels(hostile: None) 
     trusted = Path(box.kernels) / "numba"
     (trusted / "victim.nbi").write_bytes(b"compiled kernel index")
     before = _digest(trusted)
-    record, log = attack(f"poisoner[path={trusted}]", box)
+    # where the host sees the trusted cache (read-only)
+    record, log = attack(f"poisoner[path={S.KERNELS_MOUNT}/numba]", box)
     assert record.faults == []
-    assert reported(log, "plant").startswith("NOWRITE")
+    assert reported(log, "plant") == "NOWRITE EROFS"  # there, and read-only
     assert reported(log, "overwrite") == "CHANGED 0"
     assert reported(log, "private-cache") == S.PRIVATE_KERNELS
     assert _digest(trusted) == before and not (trusted / "planted.nbi").exists()
@@ -144,6 +146,7 @@ def test_the_file_system_is_an_allow_list(hostile: None, outside: Path) -> None:
         assert f"NOREAD {path} " in log
     top = set(reported(log, "ls").split(","))
     system = {"dev", "etc", "lib", "lib32", "lib64", "libx32", "proc", "tmp", "usr"}
+    system.add(S.KERNELS_MOUNT.split("/")[1])
     assert top <= system | {p.split("/")[1] for p in S.choose_sandbox("bwrap").exposed}
     assert reported(log, "unix").startswith("NOCONNECT")
     assert reported(log, "tcp").startswith("NOCONNECT")
@@ -295,9 +298,36 @@ def test_without_bubblewrap_only_third_party_bots_are_warned_about(
 def test_hosts_never_inherit_the_database_url(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("ARENA_DB", "postgresql://user:password@db/arena")
     monkeypatch.setenv("PATH", "/usr/bin")
-    for box in (S.Sandbox("none"), S.Sandbox("bwrap")):
-        env = box.environment()
-        assert "ARENA_DB" not in env and env["PATH"] == "/usr/bin"
+    unsandboxed, sandboxed = S.Sandbox("none").environment(), S.Sandbox("bwrap").environment()
+    assert "ARENA_DB" not in unsandboxed and "ARENA_DB" not in sandboxed
+    assert unsandboxed["PATH"] == "/usr/bin"
+    assert sandboxed["PATH"] == str(Path(sys.executable).parent)  # the operator's is not shown
+
+
+@needs_bwrap
+def test_a_bot_sees_neither_the_machine_nor_the_operators_paths(
+    hostile: None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    operator_path = "/opt/operator-tools/bin"
+    monkeypatch.setenv("PATH", f"{operator_path}:{os.environ['PATH']}")
+    box = S.choose_sandbox("bwrap")
+    home = str(Path.home())
+    assert box.kernels.startswith(home)  # the arena's cache is in the operator's home here
+    _, log = attack("watcher", box)
+    # the machine's load, every process's CPU time, memory, uptime and pressure: nothing
+    for name in ("loadavg", "stat", "meminfo", "uptime"):
+        assert reported(log, f"proc-{name}") == "EMPTY", log
+    assert reported(log, "pressure") in ("EMPTY", "FAIL ENOENT")
+    assert reported(log, "sysinfo") == "FAIL EPERM"
+    # no path of the operator's in the environment: PATH is the interpreter's directory, the
+    # arena's cache is seen at a path of the sandbox's own
+    assert reported(log, "env-path") == str(Path(sys.executable).parent)
+    assert reported(log, "env-home") == "/tmp"
+    values = reported(log, "env-values")
+    assert operator_path not in values and home not in values and box.kernels not in values
+    points = reported(log, "mount-points").split("\t")
+    assert S.KERNELS_MOUNT in points and box.kernels not in points
+    assert not [p for p in points if p == home or p.startswith(home + "/.cache")]
 
 
 def test_enforcement_says_which_limits_hold() -> None:

@@ -237,7 +237,7 @@ def test_the_secret_seed_reaches_no_host(catalog: Catalog, tmp_path: Path) -> No
     plan = plan_tournament(spec, catalog, store)
     summary = play(plan, store)
     assert summary.complete
-    secret = store.deck_secret(summary.tournament_id)
+    secret = store.secret(summary.tournament_id)
     assert secret is not None and secret == plan.deck_secret
     assert secret.bit_length() > 64  # far beyond any seed an attacker could try
     detail = store.tournament(summary.tournament_id)
@@ -290,7 +290,7 @@ def test_the_secret_is_published_only_once_finished_and_resumes_keep_it(
     part = play(plan, store, block_size=2, progress=StopAfter(3))
     assert part.interrupted and not part.complete
     tid = part.tournament_id
-    assert store.deck_secret(tid) == secret
+    assert store.secret(tid) == secret
 
     # unfinished: no seed and no deck order anywhere a person reads
     detail = store.tournament(tid)
@@ -405,7 +405,7 @@ def test_a_database_without_the_secrets_table_keeps_working(
     fresh = plan_tournament(TournamentSpec(decks="balanced:2", bots=spec.bots), catalog, old)
     done = play(fresh, old)
     assert done.complete and done.tournament_id != part.tournament_id
-    assert old.deck_secret(done.tournament_id) == fresh.deck_secret is not None
+    assert old.secret(done.tournament_id) == fresh.deck_secret is not None
 
 
 # --- the command, interrupted and run again -----------------------------------------------------

@@ -20,6 +20,7 @@ from arena.cli.options import (
     isolation_options,
     json_option,
     move_time_option,
+    secret_option,
     seed_option,
     variant_option,
 )
@@ -70,6 +71,7 @@ from arena.cli.options import (
 )
 @variant_option
 @seed_option
+@secret_option
 @move_time_option
 @isolation_options
 @click.option(
@@ -102,6 +104,7 @@ def match(
     games: int | None,
     variant: str,
     seed: int,
+    secret: int | None,
     move_time: float,
     sandbox: str,
     memory_mb: int,
@@ -143,8 +146,10 @@ def match(
         raise click.UsageError("--max-games bounds a sequential test: it needs --sprt")
     if resume_id is None and len(bots) != 2:
         raise click.UsageError(f"a match needs two bots, A and B; got {len(bots)}")
-    if resume_id is not None and (bots or deck_spec is not None):
-        raise click.UsageError("--resume ID plays the stored match's bots and decks: give none")
+    if resume_id is not None and (bots or deck_spec is not None or secret is not None):
+        raise click.UsageError(
+            "--resume ID plays the stored match's bots, decks and secret: give none"
+        )
     hypotheses = parse_sprt(sprt) if sprt is not None else None
     most = (max_games or DEFAULT_MAX_GAMES) if hypotheses else (games or DEFAULT_GAMES)
     if resume_id is None and len(set(bots)) == 1:
@@ -167,6 +172,7 @@ def match(
             variant=variant,
             players=2,
             seed=seed,
+            secret=secret,
             move_time=move_time,
             max_faults=limit,
             name=f"match {bots[0]} vs {bots[1]}",

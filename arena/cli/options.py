@@ -60,6 +60,42 @@ def seed_option(f: F) -> F:
     )(f)
 
 
+#: The largest secret ``--secret`` takes: the size of a secret the arena draws.
+MAX_SECRET = 2**128 - 1
+
+
+class SecretType(click.ParamType):
+    """A tournament's secret seed: a whole number from 0 to :data:`MAX_SECRET`, refused on one
+    line otherwise."""
+
+    name = "secret"
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> int:
+        """``value`` as a secret; a click error naming the allowed range for anything else."""
+        if isinstance(value, int) and not isinstance(value, bool):
+            number = value
+        else:
+            text = str(value).strip()
+            digits = text.isdigit() and text.isascii() and len(text) <= len(str(MAX_SECRET))
+            number = int(text, 10) if digits else -1
+        if not 0 <= number <= MAX_SECRET:
+            self.fail("the secret is a whole number from 0 to 2**128-1", param, ctx)
+        return number
+
+
+def secret_option(f: F) -> F:
+    """``--secret``: a :class:`SecretType`, or ``None`` (draw one)."""
+    return click.option(
+        "--secret",
+        type=SecretType(),
+        default=None,
+        help="The tournament's secret seed, instead of one drawn for it (and published once "
+        "it is finished): every bot's seed, and a balanced:N or random:N deck set, derive "
+        "from it. To replay a published tournament, or for research runs: whoever knows it "
+        "knows every bot's seed.",
+    )(f)
+
+
 def json_option(f: F) -> F:
     """``--json``: machine-readable output."""
     return click.option("--json", "as_json", is_flag=True, help="Print JSON instead of text.")(f)

@@ -23,6 +23,7 @@ from arena.cli.options import (
     move_time_option,
     parse_anchor,
     report_compile_errors,
+    secret_option,
     seed_option,
     start_compiling,
     tournament_id_option,
@@ -61,6 +62,7 @@ if TYPE_CHECKING:
     help="Players per table: every pair (2) or every table of 3 or 4 entrants.",
 )
 @seed_option
+@secret_option
 @click.option(
     "--repeat",
     type=click.IntRange(min=1),
@@ -129,6 +131,7 @@ def tournament(
     variant: str,
     players: int,
     seed: int,
+    secret: int | None,
     repeat: int,
     move_time: float,
     sandbox: str,
@@ -185,6 +188,7 @@ def tournament(
             "variant": "--variant",
             "players": "--players",
             "seed": "--seed",
+            "secret": "--secret",
             "repeat": "--repeat",
             "move_time": "--move-time",
             "max_faults": "--max-faults",
@@ -226,6 +230,7 @@ def tournament(
                 variant=variant,
                 players=players,
                 seed=seed,
+                secret=secret,
                 repeat=repeat,
                 move_time=move_time,
                 max_faults=limit,

@@ -162,9 +162,7 @@ def build_command(
 ) -> list[str]:
     """The bubblewrap command line of a build of ``given`` (seen at ``inside``)."""
     shown = [(path, path) for path in _environment_dirs()] + [(given, inside)]
-    cmd = bwrap_command(scratch_mb, shown, network=network, seccomp_fd=seccomp_fd)
-    # found on this process's PATH: the build's environment has a minimal one
-    return [shutil.which("bwrap") or "bwrap", *cmd[1:]]
+    return bwrap_command(scratch_mb, shown, network=network, seccomp_fd=seccomp_fd)
 
 
 def _kind(path: Path) -> str:

@@ -40,7 +40,9 @@ from arena.hosting import cgroups, submissions
 from arena.hosting.names import canonical, is_builtin
 
 #: Environment variables a host inherits; everything else (``ARENA_DB`` with its password, tokens,
-#: proxies) stays with the referee.
+#: proxies) stays with the referee. A sandboxed host gets its own ``PATH`` (the interpreter's
+#: directory: nothing else of the operator's is in its view) and ``HOME``; ``PYTHONPATH`` names
+#: directories it is shown at their own paths (they are on its ``sys.path`` anyway).
 ENV_KEEP = ("PATH", "LANG", "LC_ALL", "LC_CTYPE", "TZ", "PYTHONPATH", "PYTHONHASHSEED")
 
 MODES = ("auto", "bwrap", "none")
@@ -52,8 +54,24 @@ SANDBOX_UID = 65534
 LIBRARY_DIRS = ("/lib", "/lib64", "/lib32", "/libx32", "/usr/lib", "/usr/lib64", "/usr/lib32")
 #: Devices a host gets.
 DEVICES = ("/dev/null", "/dev/urandom")
+#: The machine-wide files of ``/proc`` in which a bot would watch the machine rather than itself:
+#: the load and the CPU time of every process together (the opponent's thinking), memory, uptime,
+#: and disk, interrupt, scheduler and memory-zone counters. Each is shown as ``/dev/null`` (empty);
+#: those this kernel lacks are left out.
+MASKED_PROC_FILES = (
+    "loadavg", "stat", "meminfo", "uptime", "schedstat", "diskstats", "vmstat", "interrupts",
+    "softirqs", "zoneinfo", "buddyinfo", "pagetypeinfo", "timer_list", "sched_debug", "locks",
+    "swaps", "key-users",
+)  # fmt: skip
+#: Machine-wide directories of ``/proc`` shown empty: pressure stall information (the machine's
+#: CPU, memory and I/O pressure).
+MASKED_PROC_DIRS = ("pressure",)
 #: Where a sandboxed host sees its submission's snapshot (whatever the store's real path).
 SUBMISSION_MOUNT = "/submission"
+#: Where a sandboxed host sees the arena's cache directory (compiled kernels, solver tables),
+#: whatever its real path (the operator's home, usually): ``$XDG_CACHE_HOME/loveletter-arena``
+#: with ``XDG_CACHE_HOME=/cache``.
+KERNELS_MOUNT = "/cache/loveletter-arena"
 #: Where a sandboxed host's numba cache lives (private, in its ``/tmp``).
 PRIVATE_KERNELS = "/tmp/numba"
 
@@ -244,10 +262,12 @@ class Sandbox:
             env["XDG_CACHE_HOME"] = str(Path(self.kernels).parent)
             env["NUMBA_CACHE_DIR"] = str(Path(self.kernels) / "numba")
         if self.isolated:
+            env["PATH"] = str(Path(sys.executable).parent)
             env["HOME"] = "/tmp"
             env["TMPDIR"] = "/tmp"
+            env["XDG_CACHE_HOME"] = str(Path(KERNELS_MOUNT).parent)
             env["NUMBA_CACHE_DIR"] = PRIVATE_KERNELS
-            env["ARENA_TRUSTED_KERNELS"] = str(Path(self.kernels) / "numba")
+            env["ARENA_TRUSTED_KERNELS"] = f"{KERNELS_MOUNT}/numba"
         return env
 
     def command(
@@ -263,7 +283,7 @@ class Sandbox:
             return list(argv)
         shown = [(path, path) for path in self.exposed] + list(binds)
         if self.kernels:
-            shown.append((self.kernels, self.kernels))
+            shown.append((self.kernels, KERNELS_MOUNT))
         return [*bwrap_command(self.limits.scratch_mb, shown, seccomp_fd=seccomp_fd), *argv]
 
     def own(self, plugin: str) -> list[tuple[str, str]]:
@@ -334,13 +354,15 @@ def bwrap_command(
     """bubblewrap's command line (without the command it runs) for a process that runs as
     :data:`SANDBOX_UID` in its own user namespace with no capability, no other process in sight,
     a private size-limited ``/tmp`` of ``scratch_mb`` MiB as the only writable place, the
-    system's libraries, ``/dev/null`` and ``/dev/urandom``, a read-only ``/proc``, and the
+    system's libraries, ``/dev/null`` and ``/dev/urandom``, a read-only ``/proc`` whose
+    machine-wide files are masked (:data:`MASKED_PROC_FILES`, :data:`MASKED_PROC_DIRS`), and the
     directories ``shown`` read-only, as ``(path, where it is seen)``. No network unless
     ``network`` (then the resolver's and the certificates' files are shown too);
     ``seccomp_fd`` is a descriptor holding the filter program to load. Hosts
     (:meth:`Sandbox.command`) and builds (:mod:`arena.hosting.build`) both start this way."""
     cmd = [
-        "bwrap",
+        # found on this process's PATH: the sandboxed process's environment has its own
+        shutil.which("bwrap") or "bwrap",
         "--unshare-user", "--uid", str(SANDBOX_UID), "--gid", str(SANDBOX_UID),
         "--disable-userns", "--cap-drop", "ALL",
         "--unshare-pid", "--unshare-ipc", "--unshare-uts", "--unshare-cgroup-try",
@@ -363,7 +385,15 @@ def bwrap_command(
         cmd += ["--ro-bind", path, inside]
     # /proc read-only: the process's kernel uid is root's when root runs the arena (mapped to
     # SANDBOX_UID inside, with no capability), so writable sysctls would be a hole.
-    cmd += ["--proc", "/proc", "--remount-ro", "/proc", "--dir", "/dev"]
+    cmd += ["--proc", "/proc"]
+    for name in MASKED_PROC_FILES:
+        if os.path.isfile(f"/proc/{name}"):
+            cmd += ["--dev-bind", "/dev/null", f"/proc/{name}"]
+    for name in MASKED_PROC_DIRS:
+        if os.path.isdir(f"/proc/{name}"):
+            masked = f"/proc/{name}"
+            cmd += ["--size", "4096", "--tmpfs", masked, "--remount-ro", masked]
+    cmd += ["--remount-ro", "/proc", "--dir", "/dev"]
     for device in DEVICES:
         cmd += ["--dev-bind", device, device]
     # the root (bubblewrap's own tmpfs, holding the mount points) read-only: the process writes

@@ -20,7 +20,9 @@ import os
 from functools import lru_cache
 
 #: System calls refused outright: mounting and namespaces, tracing and reading other processes,
-#: kernel keys, modules, BPF and perf, io_uring, and changing the machine (clock, swap, reboot).
+#: kernel keys, modules, BPF and perf, io_uring, changing the machine (clock, swap, reboot), and
+#: ``sysinfo`` (the machine's load averages, free memory and process count, which the sandbox
+#: masks in ``/proc``).
 DENIED = (
     "mount", "umount2", "pivot_root", "chroot", "move_mount", "open_tree", "fsopen", "fsconfig",
     "fsmount", "fspick", "mount_setattr",
@@ -34,7 +36,7 @@ DENIED = (
     "acct", "swapon", "swapoff", "reboot", "syslog", "vhangup", "quotactl", "quotactl_fd",
     "settimeofday", "clock_settime", "clock_adjtime", "adjtimex", "sethostname", "setdomainname",
     "iopl", "ioperm", "personality",
-    "sched_setaffinity",
+    "sched_setaffinity", "sysinfo",
 )  # fmt: skip
 
 #: ``clone`` with any of these flags (new namespaces) is refused: a bot cannot make itself a

@@ -7,8 +7,11 @@ through an executor (by default a :class:`~arena.tournament.pool.LocalPool`), st
 block in one transaction from this process alone, so a run stopped at any moment (Ctrl-C or kill -9)
 and started again ends with the records of an uninterrupted run. See ``docs/tournaments.md``.
 
-A secret deck set (``balanced:N``, ``random:N``) is drawn from a new secret seed, or from the
-seed of the stored tournament that the same settings resume (``docs/decks.md``).
+Every tournament has a secret seed (``docs/tournaments.md``): drawn for it when it is created
+(or given, ``TournamentSpec.secret``, to reproduce a run), kept in the database and published
+once the tournament is finished. Every game's seed, so every seed a bot is given, derives from
+it and the game's key; so do the decks of a secret deck set (``balanced:N``, ``random:N``,
+``docs/decks.md``). The same settings resume the stored tournament with its secret.
 
 A stored tournament grows with :func:`add_entrants`: its earlier games keep their places, keys
 and seeds, and the games of the new entrants come after them
@@ -39,7 +42,7 @@ from arena.tournament.lease import RunnerLease
 from arena.tournament.schedule import ScheduledGame, grown_schedule, schedule_size
 from arena.tournament.worker import BlockResult, BlockTask, WorkerSetup, faulted
 from leaderboard.runners import LeaseLostError
-from leaderboard.store import EntrantInfo, GameEntry, Store, TournamentInfo
+from leaderboard.store import EntrantInfo, GameEntry, Store, TournamentInfo, secret_deck_set
 
 #: Faults after which an entrant is disqualified, unless the spec says otherwise.
 DEFAULT_MAX_FAULTS = 10
@@ -64,7 +67,12 @@ class TournamentSpec:
     variant at this table size), variant, table size, seed, repetitions and limits; for a
     gauntlet, the entrant every table seats (added to the entrants if they lack it); for a
     stored tournament that grew, the groups of entrants added to it (the last entrants of
-    ``bots``, in order)."""
+    ``bots``, in order).
+
+    ``seed`` names the tournament (it is part of its fingerprint) and seeds nothing a bot sees;
+    ``secret`` fixes the tournament's secret seed instead of drawing one (to reproduce a
+    published tournament, or for research runs: whoever knows it knows every bot's seed, and
+    the decks of a secret deck set). It is not part of the configuration."""
 
     decks: str = "fixed36"
     bots: tuple[str, ...] = ()
@@ -77,6 +85,7 @@ class TournamentSpec:
     name: str | None = None
     gauntlet: str | None = None
     additions: tuple[tuple[str, ...], ...] = ()
+    secret: int | None = field(default=None, repr=False)
 
     def configuration(self, entrants: Sequence[str]) -> dict[str, Any]:
         """The stored configuration: as the tournament was created, it is part of its
@@ -99,9 +108,11 @@ class TournamentSpec:
 @dataclass(frozen=True)
 class Plan:
     """A tournament ready to run: its spec, entrants, plugins, decks and schedule, the
-    installed bots left out of a default selection (with the reason), and the secret seed the
-    decks were drawn from (``None``: public decks). The secret stays in this process and the
-    database: workers get the decks, hosts only their seats' views.
+    installed bots left out of a default selection (with the reason), and the tournament's
+    secret seed, which the games' seeds derive from (and the decks of a secret deck set;
+    ``None`` only for a tournament stored before tournaments had secrets, whose games' seeds
+    derive from its public seed). The secret stays in this process and the database: workers
+    get the games' seeds and the decks, hosts only their seats' views and seeds.
 
     ``tournament_id`` is the stored tournament the plan continues (``None``: found by its
     fingerprint, or new); ``added`` are the entrants it adds to it, not stored yet (the last
@@ -112,14 +123,19 @@ class Plan:
     decks: tuple[tuple[int, ...], ...]
     schedule: tuple[ScheduledGame, ...]
     left_out: tuple[tuple[str, str], ...] = ()
-    deck_secret: int | None = field(default=None, repr=False)
+    secret: int | None = field(default=None, repr=False)
     tournament_id: int | None = None
     added: tuple[EntrantInfo, ...] = ()
 
     @property
     def public_decks(self) -> bool:
         """Whether a bot could know the decks in advance (every deck set but a secret one)."""
-        return self.deck_secret is None
+        return self.secret is None or not secret_deck_set(self.configuration)
+
+    @property
+    def deck_secret(self) -> int | None:
+        """The secret seed the decks were drawn from (``None``: public decks)."""
+        return None if self.public_decks else self.secret
 
     @property
     def name(self) -> str:
@@ -163,7 +179,9 @@ def plan_tournament(spec: TournamentSpec, catalog: Catalog, store: Store | None 
     tournament these settings created, the plan is that tournament's, with every entrant added
     to it since (:func:`plan_resume`): running the same command again goes on with it. A
     secret deck set takes that tournament's secret seed (the same decks as before an
-    interruption), or a new one from :func:`~arena.decks.sets.draw_secret_seed`. Raises an
+    interruption), or a new one from :func:`~arena.decks.sets.draw_secret_seed` (or
+    ``spec.secret``, when given), and so does every tournament's secret on public decks. A
+    given secret that is not the stored tournament's is refused. Raises an
     :class:`~arena.errors.ArenaError` (one line) for an unknown bot or deck set, a bot that
     does not play the variant or table size, too few entrants, or, without ``spec.bots``, a
     field of every installed bot larger than :data:`DEFAULT_FIELD_BOTS` or a schedule of it
@@ -212,15 +230,18 @@ def plan_tournament(spec: TournamentSpec, catalog: Catalog, store: Store | None 
     spec = replace(spec, variant=rules.name, gauntlet=gauntlet)
     if store is not None:
         store.create_schema()
-    secret = None
-    if is_secret_spec(spec.decks):
-        if store is not None:
-            secret = store.find_deck_secret(
-                spec.configuration(names), spec.seed, spec.variant, spec.players, entrants
-            )
-        if secret is None:
-            secret = draw_secret_seed()
-    deck_set = load_deck_set(spec.decks, rules.name, catalog, secret)
+    secret = spec.secret
+    if is_secret_spec(spec.decks) and store is not None:
+        stored = store.find_secret(
+            spec.configuration(names), spec.seed, spec.variant, spec.players, entrants
+        )
+        _check_given_secret(spec, stored)
+        secret = stored if stored is not None else secret
+    if secret is None:
+        secret = draw_secret_seed()
+    deck_set = load_deck_set(
+        spec.decks, rules.name, catalog, secret if is_secret_spec(spec.decks) else None
+    )
     if not spec.bots:
         games = schedule_size(
             len(entrants), len(deck_set.decks), spec.players, spec.repeat, gauntlet is not None
@@ -240,11 +261,23 @@ def plan_tournament(spec: TournamentSpec, catalog: Catalog, store: Store | None 
         spec.variant,
         spec.players,
         entrants,
-        None if secret is not None else plan.decks,
+        None if not plan.public_decks else plan.decks,
     )
     if found is None:
         return plan
-    return replace(plan_resume(store, found, catalog), left_out=plan.left_out)
+    resumed = plan_resume(store, found, catalog)
+    _check_given_secret(spec, resumed.secret)
+    return replace(resumed, left_out=plan.left_out)
+
+
+def _check_given_secret(spec: TournamentSpec, stored: int | None) -> None:
+    """Refuse a secret given in ``spec`` that is not the one of the stored tournament these
+    settings resume (``stored``; ``None``: none is stored)."""
+    if spec.secret is not None and stored is not None and int(stored) != int(spec.secret):
+        raise TournamentError(
+            "a tournament with these settings is stored with another secret; give another "
+            "--seed to start a new one"
+        )
 
 
 def _plan(
@@ -252,7 +285,7 @@ def _plan(
     entrants: Sequence[EntrantInfo],
     decks: Sequence[Sequence[int]],
     left_out: tuple[tuple[str, str], ...] = (),
-    deck_secret: int | None = None,
+    secret: int | None = None,
     tournament_id: int | None = None,
     added: Sequence[EntrantInfo] = (),
 ) -> Plan:
@@ -264,8 +297,10 @@ def _plan(
             f"tournament {tournament_id}: its stored additions {list(spec.additions)} do not "
             f"end its entrants {names}"
         )
+    # A tournament stored before tournaments had secrets keeps its games' seeds.
+    games_seed = spec.seed if secret is None else secret
     schedule = grown_schedule(
-        stages, len(decks), spec.players, spec.repeat, spec.seed, spec.gauntlet
+        stages, len(decks), spec.players, spec.repeat, games_seed, spec.gauntlet
     )
     return Plan(
         spec,
@@ -273,7 +308,7 @@ def _plan(
         tuple(tuple(int(c) for c in d) for d in decks),
         tuple(schedule),
         left_out,
-        deck_secret,
+        secret,
         tournament_id,
         tuple(added),
     )
@@ -334,7 +369,7 @@ def plan_resume(store: Store, tournament_id: int, catalog: Catalog) -> Plan:
         resumed,
         entrants,
         detail.decks,
-        deck_secret=store.deck_secret(tournament_id),
+        secret=store.secret(tournament_id),
         tournament_id=tournament_id,
     )
 
@@ -345,15 +380,18 @@ def add_entrants(store: Store, tournament_id: int, bots: Sequence[str], catalog:
     table that seats a new entrant (only with the gauntlet's entrant, in a gauntlet). Each new
     entrant passes the checks of a new tournament's: installed, playing the variant at this
     table size, and not entered already. A tournament on secret decks that is finished has
-    published them, so nothing may be added to it. The additions are stored by :func:`hold`."""
+    published them (and its secret), so nothing may be added to it. One on public decks may
+    grow after it is finished, its added games' seeds derived from its published secret: an
+    entrant added then could know its opponents' seeds, as any bot can know public decks (not
+    ranked play). The additions are stored by :func:`hold`."""
     plan = plan_resume(store, tournament_id, catalog)
     if not bots:
         raise TournamentError("--add needs at least one bot")
     if plan.deck_secret is not None and store.status(tournament_id) == "finished":
         raise TournamentError(
             f"tournament {tournament_id} is finished and its secret decks are published: an "
-            "entrant added now could know them; start a new tournament on secret decks "
-            "instead (--gauntlet BOT plays it against the field only)"
+            "entrant added now could know them and its opponents' seeds; start a new "
+            "tournament on secret decks instead (--gauntlet BOT plays it against the field only)"
         )
     added = [_entrant(catalog, text, plan.spec.variant, plan.spec.players) for text in bots]
     entered = [e.name for e in plan.entrants]
@@ -372,7 +410,7 @@ def add_entrants(store: Store, tournament_id: int, bots: Sequence[str], catalog:
         spec,
         [*plan.entrants, *added],
         plan.decks,
-        deck_secret=plan.deck_secret,
+        secret=plan.secret,
         tournament_id=tournament_id,
         added=added,
     )
@@ -465,7 +503,7 @@ def start(plan: Plan, store: Store) -> int:
         plan.spec.players,
         plan.entrants,
         plan.decks,
-        plan.deck_secret,
+        plan.secret,
     )
 
 
