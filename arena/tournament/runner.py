@@ -37,7 +37,7 @@ from arena.hosting.sandbox import Sandbox
 from arena.tournament.disqualification import DisqualificationLedger, Verdict
 from arena.tournament.lease import RunnerLease
 from arena.tournament.schedule import ScheduledGame, grown_schedule, schedule_size
-from arena.tournament.worker import BlockResult, BlockTask, WorkerSetup, faulted
+from arena.tournament.worker import BlockResult, BlockTask, WorkerSetup, faulted, skipped
 from leaderboard.runners import LeaseLostError
 from leaderboard.store import EntrantInfo, GameEntry, Store, TournamentInfo
 
@@ -676,8 +676,9 @@ def _settle(
             for game, (_, faults) in zip(games, played, strict=True):
                 ledger.resolve(game.index, faults)
                 summary.faults += len(faults)
-            summary.played += len(entries)
-            summary.skipped += len(games) - len(entries)
+            passed = sum(1 for o in outcomes if skipped(o.record))
+            summary.played += len(games) - passed
+            summary.skipped += passed
             resolved += len(games)
             del blocks[number]
             changed = True
