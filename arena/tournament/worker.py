@@ -165,17 +165,15 @@ class BlockPlayer:
             handles.append(handle)
         if not added:  # the pool only grows when a host is added: nothing to measure
             return handles
-        # the seats' hosts may grow to their limits during the game; the others wait
-        budget = (self.setup.host_memory_mb << 20) - len(seats) * (self.setup.memory_mb << 20)
-        if (
-            len(self._hosts) * self.setup.memory_mb << 20
-            <= budget + len(seats) * (self.setup.memory_mb << 20)
-            and len(self._hosts) <= self.setup.max_hosts
-        ):
-            return handles  # every host at its limit fits: nothing to measure
-        used = {name: h.memory_bytes() or 0 for name, h in self._hosts.items() if name not in seats}
+        total, limit = self.setup.host_memory_mb << 20, self.setup.memory_mb << 20
+        fewer = len(self._hosts) <= self.setup.max_hosts
+        if limit and fewer and len(self._hosts) * limit <= total:
+            return handles  # every host at its full limit fits: nothing to measure
+        used = {name: h.memory_bytes() or 0 for name, h in self._hosts.items()}
+        for name in seats:  # they may grow to their limits during the game; the others wait
+            used[name] = max(used[name], limit)
         for name in list(self._hosts):
-            if len(self._hosts) <= self.setup.max_hosts and sum(used.values()) <= budget:
+            if len(self._hosts) <= self.setup.max_hosts and sum(used.values()) <= total:
                 break
             if name in seats:
                 continue
