@@ -26,6 +26,12 @@ from pathlib import Path
 import pytest
 from processes import stored_games, wait_until_stored
 
+from arena.tournament.memory import (
+    WORKER_RESERVE_MB,
+    Available,
+    MemoryPlanError,
+    plan_host_memory,
+)
 from leaderboard.store import Store
 
 #: The cap of the control group a tournament runs in.
@@ -193,3 +199,24 @@ def test_a_tournament_whose_runner_was_killed_is_never_shown_running(tmp_path: P
     for command in (["tournaments"], ["leaderboard"]):
         shown = subprocess.run([*ARENA, *command], env=env, capture_output=True, text=True)
         assert "running" not in shown.stdout and "[interrupted]" in shown.stdout, shown
+
+
+def test_the_plan_reads_the_arena_groups_limit_and_shares_it_among_workers(capped: Path) -> None:
+    probe = in_group(
+        capped,
+        [
+            sys.executable, "-c",
+            "from arena.tournament.memory import available_memory as a; m = a(); "
+            "print(m.mb, m.source)",
+        ],
+        dict(os.environ),
+    )  # fmt: skip
+    out, err = probe.communicate(timeout=60)
+    mb, source = out.split(" ", 1)
+    assert 2500 < int(mb) <= CAP >> 20 and source.strip().endswith(capped.name), (out, err)
+    seen = Available(int(mb), source.strip())
+    share = plan_host_memory(1, 2, 1024, seen)
+    assert share == int(mb) - WORKER_RESERVE_MB
+    with pytest.raises(MemoryPlanError, match=r"^not enough memory: 2 workers .* --memory-mb"):
+        plan_host_memory(2, 2, 1024, seen)
+    assert plan_host_memory(2, 2, 0, seen) is None  # no limit per bot: nothing to plan

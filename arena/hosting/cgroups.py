@@ -446,11 +446,17 @@ def limit_hosts(hierarchy: Hierarchy, memory_bytes: int) -> None:
         raise CgroupError(getattr(exc, "errno", None) or 0, f"cgroup: {exc}") from None
 
 
+#: How close to its own limit a v1 group's peak use must have come to count as reaching it (the
+#: kernel charges pages in batches, and refuses a batch that would pass the limit).
+_AT_LIMIT = 1 << 20
+
+
 def _own_limit_reached(group: BotGroup) -> bool:
-    """Whether ``group``'s memory ever reached its own limit: v1 counts it in
-    ``memory.failcnt`` (or ``memory.memsw.failcnt``) of the group whose limit refused a page,
-    v2 in the ``oom`` and ``max`` events of the group (a leaf: an ancestor's own events do not
-    reach it)."""
+    """Whether ``group``'s memory ever reached its own limit: v1 keeps the group's peak use
+    (``memory.max_usage_in_bytes``, and with swap accounting ``memory.memsw.*``), which
+    reaches the limit only when that limit refused a page (``memory.failcnt`` is not counted
+    by every kernel); v2 counts ``oom`` and ``max`` events of the group itself (a leaf: an
+    ancestor's events do not reach it). Where none of it can be read: reached, as before."""
     if group.hierarchy.version == 2:
         path = group.dirs.get("")
         if path is None:
@@ -464,10 +470,18 @@ def _own_limit_reached(group: BotGroup) -> bool:
     path = group.dirs.get("memory")
     if path is None:
         return True
-    counts = [_read_int(path / name) for name in ("memory.failcnt", "memory.memsw.failcnt")]
-    if all(count is None for count in counts):
-        return True  # cannot tell: the bot's own limit, as before
-    return any(count for count in counts)
+    known = False
+    for prefix in ("memory.", "memory.memsw."):
+        peak = _read_int(path / f"{prefix}max_usage_in_bytes")
+        limit = _read_int(path / f"{prefix}limit_in_bytes")
+        failed = _read_int(path / f"{prefix}failcnt")
+        if failed:
+            return True
+        if peak is not None and limit is not None:
+            known = True
+            if peak + _AT_LIMIT >= limit:
+                return True
+    return not known
 
 
 def memory_cause(group: BotGroup) -> str:

@@ -432,7 +432,7 @@ class RunSummary:
 
     @property
     def complete(self) -> bool:
-        """Whether every scheduled game is now stored or skipped."""
+        """Whether every scheduled game is now stored (a skipped one as its unplayed record)."""
         return self.left == 0
 
 
@@ -498,8 +498,8 @@ def hold(
 
 
 def scheduled_games(info: TournamentInfo) -> int:
-    """How many games the schedule of stored tournament ``info`` has (some may be skipped,
-    see :mod:`arena.tournament.disqualification`)."""
+    """How many games the schedule of stored tournament ``info`` has (a skipped one is stored
+    unplayed, see :mod:`arena.tournament.disqualification`)."""
     config = info.configuration
     return schedule_size(
         len(info.entrants),
