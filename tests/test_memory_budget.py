@@ -84,6 +84,7 @@ def in_group(group: Path, argv: list[str], env: dict[str, str]) -> subprocess.Po
     return subprocess.Popen(
         ["/bin/sh", "-c", 'echo $$ > "$0/cgroup.procs" && exec "$@"', str(group), *argv],
         env=env,
+        cwd="/",  # the arena installed, not a checkout in the working directory
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
@@ -182,6 +183,7 @@ def test_a_tournament_whose_runner_was_killed_is_never_shown_running(tmp_path: P
     run = subprocess.Popen(
         [*ARENA, "tournament", "--bots", "random,greedy", "--decks", "random:5000", "--quiet"],
         env=env,
+        cwd="/",
         stdout=subprocess.DEVNULL,
         stderr=subprocess.PIPE,
         text=True,
@@ -194,10 +196,12 @@ def test_a_tournament_whose_runner_was_killed_is_never_shown_running(tmp_path: P
     finally:
         with contextlib.suppress(ProcessLookupError):
             os.killpg(run.pid, signal.SIGKILL)  # its workers
-    listed = subprocess.run([*ARENA, "tournaments", "--json"], env=env, capture_output=True)
+    listed = subprocess.run(
+        [*ARENA, "tournaments", "--json"], env=env, cwd="/", capture_output=True
+    )
     assert [t["status"] for t in json.loads(listed.stdout)] == ["interrupted"], listed.stderr
     for command in (["tournaments"], ["leaderboard"]):
-        shown = subprocess.run([*ARENA, *command], env=env, capture_output=True, text=True)
+        shown = subprocess.run([*ARENA, *command], env=env, cwd="/", capture_output=True, text=True)
         assert "running" not in shown.stdout and "[interrupted]" in shown.stdout, shown
 
 

@@ -192,15 +192,16 @@ class BlockPlayer:
         """Play ``game``. A game whose every seat is disqualified is not played: it is recorded
         as :data:`SKIPPED`, every seat with its ``disqualified`` fault. A game in which the
         kernel killed a host for the machine's memory shortage (a ``shortage`` fault, no bot's
-        doing) is played again with fresh hosts, and after :data:`SHORTAGE_REPLAYS` such
-        attempts recorded unplayed with a ``shortage`` fault for every seat. A game the referee
+        doing) is played again (a fresh host replaces the one killed), and after
+        :data:`SHORTAGE_REPLAYS` replays recorded unplayed with a ``shortage`` fault for every
+        seat still in the run. A game the referee
         cannot play (an error that is no bot's fault, which it did not record itself) is
         recorded with an ``internal`` fault for every seat still in the run and no winner, its
         hosts are replaced, and the block goes on. An unplayed game has no winner and is not
         rated."""
         out = frozenset(n for n in game.seats if self.referee.disqualified(n))
         if len(out) == len(game.seats):
-            message = "disqualified before the game: every seat is"
+            message = "not played: every seat was disqualified"
             return GameOutcome(game.index, self._unplayed(game, out, message, SKIPPED), out)
         counts = dict(self.referee.fault_counts)
         for _ in range(1 + SHORTAGE_REPLAYS):
@@ -241,13 +242,12 @@ class BlockPlayer:
         self, game: ScheduledGame, out: frozenset[str], message: str, reason: str
     ) -> GameRecord:
         """The record of ``game`` not played for ``reason`` (its ``end_reason``): no move, no
-        winner, each seat's fault ``disqualified`` for the entrants in ``out`` and ``reason``
-        for the others (with ``message``)."""
-        faults = []
-        for seat, name in enumerate(game.seats):
-            kind = BotDisqualifiedError.kind if name in out else reason
-            text = f"disqualified after {self.referee.fault_counts.get(name, 0)} faults"
-            faults.append(Fault(seat, kind, text if name in out else message, 0))
+        winner, each seat's fault (with ``message``) ``disqualified`` for the entrants in
+        ``out`` and ``reason`` for the others."""
+        faults = [
+            Fault(seat, BotDisqualifiedError.kind if name in out else reason, message, 0)
+            for seat, name in enumerate(game.seats)
+        ]
         n = len(game.seats)
         decks = self.setup.decks
         return GameRecord(
