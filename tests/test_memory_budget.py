@@ -99,6 +99,29 @@ def hogs(installed: Callable[..., None], bubblewrap: None, tmp_path: Path) -> di
     return {**os.environ, "ARENA_DB": f"sqlite:///{tmp_path / 'arena.db'}"}
 
 
+def members(group: Path) -> list[int]:
+    """The processes in control group ``group`` itself."""
+    return [int(pid) for pid in (group / "cgroup.procs").read_text().split()]
+
+
+def oom_scores(pids: list[int]) -> set[int]:
+    """The ``oom_score_adj`` of the processes ``pids`` (of those still running)."""
+    found = set()
+    for pid in pids:
+        with contextlib.suppress(FileNotFoundError, ProcessLookupError):
+            found.add(int(Path(f"/proc/{pid}/oom_score_adj").read_text()))
+    return found
+
+
+def may_lower_scores() -> bool:
+    """Whether this process (and so the command it starts) holds ``CAP_SYS_RESOURCE``, which
+    lowering an ``oom_score_adj`` needs."""
+    for line in Path("/proc/self/status").read_text().splitlines():
+        if line.startswith("CapEff:"):
+            return bool(int(line.split()[1], 16) & (1 << 24))
+    return False
+
+
 def tournament(workers: int, decks: str = "random:1") -> list[str]:
     """The eight hogs' tournament at ``--memory-mb 1024``."""
     return [
@@ -150,6 +173,13 @@ def test_when_memory_runs_short_the_kernel_kills_hosts_never_the_arena(
     run = in_group(capped, tournament(workers=1, decks="random:2"), hogs)
     try:
         wait_until_stored(run, db, 6)
+        # the kernel's order: hosts (in their groups below the capped one) first, the arena's
+        # processes (in the capped group itself) last: -900 where lowering a score is allowed
+        # (CAP_SYS_RESOURCE, which a container may lack), else as they were
+        lowered = {-900} if may_lower_scores() else {0}
+        assert oom_scores(members(capped)) == lowered
+        hosts = [pid for group in capped.glob("arena-*/host-*") for pid in members(group)]
+        assert oom_scores(hosts) == {1000}
         # another tenant of the group takes 1.5 GiB for a few seconds: hosts must make room
         balloon = in_group(
             capped,
