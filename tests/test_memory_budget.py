@@ -31,6 +31,7 @@ from arena.tournament.memory import (
     Available,
     MemoryPlanError,
     plan_host_memory,
+    plan_workers,
 )
 from leaderboard.store import Store
 
@@ -254,3 +255,8 @@ def test_the_plan_reads_the_arena_groups_limit_and_shares_it_among_workers(cappe
     with pytest.raises(MemoryPlanError, match=r"^not enough memory: 2 workers .* --memory-mb"):
         plan_host_memory(2, 2, 1024, seen)
     assert plan_host_memory(2, 2, 0, seen) is None  # no limit per bot: nothing to plan
+    # without --workers, as many workers as fit; with it, that many or the refusal
+    assert plan_workers(None, 2, 2, 1024, seen) == (1, share)
+    assert plan_workers(None, 2, 2, 512, seen) == (2, (int(mb) - 2 * WORKER_RESERVE_MB) // 2)
+    with pytest.raises(MemoryPlanError, match=r"^not enough memory: a worker needs .* most \d+$"):
+        plan_workers(None, 2, 2, 4096, seen)

@@ -192,7 +192,7 @@ def _play(
 ) -> None:
     """Play what the match of ``plan`` still needs and print its verdict."""
     from arena.tournament.match import MATCH_BLOCK, MatchProgress, MatchTally, match_test, pairs_for
-    from arena.tournament.memory import available_memory, plan_host_memory, protect_arena
+    from arena.tournament.memory import available_memory, plan_workers, protect_arena
     from arena.tournament.pool import LocalPool, default_workers
     from arena.tournament.runner import run_tournament, start, worker_setup
 
@@ -206,9 +206,10 @@ def _play(
     tally = MatchTally(a, b, match_test(hypotheses, alpha, beta, pairs), pairs)
     for entrant in plan.entrants:
         box.check(entrant.name, entrant.distribution)
-    count = workers or default_workers()
     memory_mb = ctx.params["memory_mb"]
-    host_memory = plan_host_memory(count, plan.spec.players, memory_mb, available_memory())
+    count, host_memory = plan_workers(
+        workers, default_workers(), plan.spec.players, memory_mb, available_memory()
+    )
     protect_arena()
     tid = start(plan, store)
     tally.load(store.stored_games(tid))

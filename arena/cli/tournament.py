@@ -157,7 +157,7 @@ def tournament(
     from arena.botspec import split_specs
     from arena.hosting.catalog import load_catalog
     from arena.tournament.lease import RunnerLease
-    from arena.tournament.memory import available_memory, plan_host_memory, protect_arena
+    from arena.tournament.memory import available_memory, plan_workers, protect_arena
     from arena.tournament.pool import default_workers
     from arena.tournament.progress import ProgressLine
     from arena.tournament.runner import (
@@ -241,8 +241,9 @@ def tournament(
             box.check(entrant.name, entrant.distribution)
         host_memory = None
         if executor != "ray":  # a cluster's nodes plan their own
-            count = workers or default_workers()
-            host_memory = plan_host_memory(count, plan.spec.players, memory_mb, available_memory())
+            workers, host_memory = plan_workers(
+                workers, default_workers(), plan.spec.players, memory_mb, available_memory()
+            )
             protect_arena()
         tid = start(plan, store)
         lease = hold(plan, store, tid, lease)

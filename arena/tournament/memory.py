@@ -4,7 +4,8 @@ Each worker's hosts get one share of the memory available: the machine's (``MemA
 or, when tighter, what the arena's own control group and the groups above it leave it (their
 limit less their use), less :data:`WORKER_RESERVE_MB` for each worker process itself. A game
 needs one host per seat at once, each allowed ``--memory-mb``: when a share cannot hold that,
-the tournament is refused with one line (:class:`MemoryPlanError`) before anything is stored.
+the tournament is refused with one line (:class:`MemoryPlanError`) before anything is stored;
+without ``--workers``, fewer workers than cores are started when that is what fits.
 The share becomes the worker's ``host_memory_mb``: the kernel's limit on its hosts together
 (:func:`arena.hosting.cgroups.limit_hosts`) and the budget by which it keeps fewer hosts warm
 (:class:`arena.tournament.worker.BlockPlayer`). The arena's own processes lower their
@@ -14,6 +15,7 @@ anyway the kernel kills hosts, never the command, a worker or the referee.
 
 from __future__ import annotations
 
+import contextlib
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -68,15 +70,33 @@ def plan_host_memory(
     share = (available.mb - workers * WORKER_RESERVE_MB) // workers
     if share >= players * memory_mb:
         return share
-    who = f"{workers} worker{'s' if workers != 1 else ''}"
     most = (available.mb - WORKER_RESERVE_MB) // players
-    alone = f"one worker fits bots of at most {most} MiB" if most > 0 else "not even one worker"
+    if workers == 1:
+        who, what = "a worker needs", f"and {WORKER_RESERVE_MB} MiB for itself"
+        fix = f"lower --memory-mb to at most {most}" if most > 0 else "free some memory"
+    else:
+        who, what = f"{workers} workers each need", f"and {WORKER_RESERVE_MB} MiB a worker"
+        fix = "lower --workers or --memory-mb" + (
+            f" (one worker fits bots of at most {most} MiB)" if most > 0 else ""
+        )
     raise MemoryPlanError(
-        f"not enough memory: {who} each need {players} bots of --memory-mb {memory_mb} at "
-        f"once ({workers * players * memory_mb} MiB, and {WORKER_RESERVE_MB} MiB a worker), "
-        f"but {available.source} leaves {available.mb} MiB; lower --workers or --memory-mb "
-        f"({alone})"
+        f"not enough memory: {who} {players} bots of --memory-mb {memory_mb} at once "
+        f"({workers * players * memory_mb} MiB, {what}), but {available.source} leaves "
+        f"{available.mb} MiB; {fix}"
     )
+
+
+def plan_workers(
+    workers: int | None, most: int, players: int, memory_mb: int, available: Available | None
+) -> tuple[int, int | None]:
+    """How many workers to start and each one's share (:func:`plan_host_memory`): ``workers``
+    when given (or the refusal), else as many of ``most`` as fit, one at least."""
+    if workers is not None:
+        return workers, plan_host_memory(workers, players, memory_mb, available)
+    for count in range(most, 1, -1):
+        with contextlib.suppress(MemoryPlanError):
+            return count, plan_host_memory(count, players, memory_mb, available)
+    return 1, plan_host_memory(1, players, memory_mb, available)
 
 
 def protect_arena() -> bool:
