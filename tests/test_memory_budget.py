@@ -181,12 +181,12 @@ def test_when_memory_runs_short_the_kernel_kills_hosts_never_the_arena(
         assert oom_scores(members(capped)) == lowered
         hosts = [pid for group in capped.glob("arena-*/host-*") for pid in members(group)]
         assert oom_scores(hosts) == {1000}
-        # another tenant of the group takes 1.5 GiB for a few seconds: hosts must make room
+        # another tenant of the group takes 2 GiB for a few seconds: hosts must make room
         balloon = in_group(
             capped,
             [
                 sys.executable, "-c",
-                "import time; b = bytearray(1536 << 20)\n"
+                "import time; b = bytearray(2048 << 20)\n"
                 "for i in range(0, len(b), 4096): b[i] = 1\n"
                 "time.sleep(6)",
             ],
