@@ -71,6 +71,14 @@ class BotLimitError(BotError):
     kind = "limit"
 
 
+class MemoryShortageError(BotError):
+    """The kernel killed the bot's host for memory while the bot was under its own limit: the
+    machine, or the arena's share of it, ran short. Not the bot's fault: it does not count
+    towards disqualification, and a tournament plays the game again."""
+
+    kind = "shortage"
+
+
 class BotProtocolError(BotError):
     """The bot's host broke the protocol (a line that is not a message, the wrong message)."""
 

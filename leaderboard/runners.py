@@ -257,6 +257,16 @@ def live(
     }
 
 
+def shown_status(status: str, runner: RunnerInfo | None) -> str:
+    """The status to show of a tournament stored as ``status`` whose runner's lease is
+    ``runner`` (``None``: no unexpired lease): one stored ``running`` whose runner is gone
+    (killed outright, by the kernel or ``kill -9``, before it could say so: its lease expired,
+    or its process is gone from this machine) is ``interrupted``, as the next run will find it."""
+    if status == "running" and (runner is None or runner.alive is False):
+        return "interrupted"
+    return status
+
+
 def busy(session: Session, tournament_id: int, runner: RunnerInfo) -> TournamentBusyError:
     """The error for a runner turned away from ``tournament_id``, held by ``runner``."""
     name = session.scalar(select(Tournament.name).where(Tournament.id == tournament_id))

@@ -18,6 +18,7 @@ import math
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
+from arena.referee.play import UNCOUNTED
 from arena.referee.records import FAULT_KINDS
 from leaderboard.ratings import (
     BASE_ELO,
@@ -119,7 +120,8 @@ class Standing:
     interval ends (``None`` when unbounded: fewer than two units). ``wins`` counts games won
     alone, ``draws`` games whose win was shared, ``losses`` the rest; ``score`` is the mean
     share (a two-player draw is 0.5) with its 95% Wilson interval ``score_lo``/``score_hi``.
-    ``faults`` counts the bot's faults except ``disqualified`` forfeits; ``disqualified`` tells
+    ``faults`` counts the bot's faults except those that are no bot's doing (``disqualified``
+    forfeits, ``shortage``); ``disqualified`` tells
     whether it forfeited any game for having had too many faults.
     """
 
@@ -211,7 +213,8 @@ class FaultExample:
 class FaultSummary:
     """A bot's faults: ``by_kind`` counts every fault by kind (``disqualified`` forfeits
     included, kinds in the order of :data:`arena.referee.records.FAULT_KINDS`, unknown kinds after
-    them by name); ``total`` counts all but ``disqualified``; ``examples`` holds up to
+    them by name); ``total`` counts all but those that are no bot's doing (``disqualified``,
+    ``shortage``: :data:`~arena.referee.play.UNCOUNTED`); ``examples`` holds up to
     :data:`MAX_EXAMPLES` distinct messages per kind, from the games in key order."""
 
     bot: str
@@ -352,7 +355,7 @@ def _fault_summaries(games: Sequence[StoredGame]) -> dict[str, FaultSummary]:
         kinds = sorted(by_kind, key=_kind_order)
         out[bot] = FaultSummary(
             bot=bot,
-            total=sum(n for kind, n in by_kind.items() if kind != DISQUALIFIED),
+            total=sum(n for kind, n in by_kind.items() if kind not in UNCOUNTED),
             by_kind={kind: by_kind[kind] for kind in kinds},
             examples=tuple(e for kind in kinds for e in examples[bot][kind]),
         )

@@ -712,9 +712,14 @@ class Store:
             return runners.live(session, tournament_id, self._runner_processes).get(tournament_id)
 
     def status(self, tournament_id: int) -> str:
-        """A tournament's status."""
+        """A tournament's status: ``running`` only while its runner is (see
+        :func:`~leaderboard.runners.shown_status`)."""
         with self._session() as session:
-            return self._tournament(session, tournament_id).status
+            status = self._tournament(session, tournament_id).status
+            if status != "running":
+                return status
+            held = runners.live(session, tournament_id, self._runner_processes)
+            return runners.shown_status(status, held.get(tournament_id))
 
     @staticmethod
     def _tournament(session: Session, tournament_id: int) -> Tournament:
@@ -748,7 +753,7 @@ class Store:
                 TournamentInfo(
                     id=t.id,
                     name=t.name,
-                    status=t.status,
+                    status=runners.shown_status(t.status, held.get(t.id)),
                     variant=t.variant,
                     players=t.players,
                     seed=t.seed,
@@ -780,10 +785,11 @@ class Store:
             else:
                 t = self._tournament(session, tournament_id)
             secret = t.secret
+            held = runners.live(session, t.id, self._runner_processes).get(t.id)
             return TournamentDetail(
                 id=t.id,
                 name=t.name,
-                status=t.status,
+                status=runners.shown_status(t.status, held),
                 variant=t.variant,
                 players=t.players,
                 seed=t.seed,

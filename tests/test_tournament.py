@@ -84,18 +84,24 @@ def test_records_do_not_depend_on_workers_or_blocks_even_with_disqualification(
     assert one.status(first.tournament_id) == "finished"
 
 
-def test_games_between_disqualified_bots_are_skipped(catalog: Any, tmp_path: Path) -> None:
+def test_games_between_disqualified_bots_are_skipped_and_stored(
+    catalog: Any, tmp_path: Path
+) -> None:
     spec = TournamentSpec(decks="random:2:1", bots=("crasher", "liar", "honest"), max_faults=1)
     plan = plan_tournament(spec, catalog)
     store, summary = run(plan, f"sqlite:///{tmp_path}/t.db", workers=2)
     # deck 0: crasher crashes in game 0 and liar answers illegally in game 4; on deck 1 both
-    # are disqualified, so their two games there are skipped
+    # are disqualified, so their two games there are skipped: stored unplayed, never a gap
     assert (summary.played, summary.skipped) == (10, 2)
-    keys = set(stored(store, summary.tournament_id))
-    assert 'repeat=0/deck=1/seats=["crasher","liar"]' not in keys
-    assert 'repeat=0/deck=1/seats=["liar","crasher"]' not in keys
+    records = {g.key: g.record for g in store.stored_games(summary.tournament_id)}
+    assert len(records) == len(plan.schedule) == 12
+    for seats in ('["crasher","liar"]', '["liar","crasher"]'):
+        record = records[f"repeat=0/deck=1/seats={seats}"]
+        assert (record.end_reason, record.winners, record.actions) == ("skipped", [], [])
+        assert [f.kind for f in record.faults] == ["disqualified", "disqualified"]
+        assert record.void  # not rated
     again = run(plan, store.url, workers=1)[1]
-    assert (again.played, again.skipped, again.complete) == (0, 2, True)
+    assert (again.stored_before, again.played, again.skipped, again.complete) == (12, 0, 0, True)
 
 
 def test_interrupted_run_resumes_to_the_records_of_an_uninterrupted_one(
@@ -299,11 +305,13 @@ def test_killed_command_resumes_to_the_uninterrupted_records(
         holder = f"pid {proc.pid} on {socket.gethostname()}"
         (line,) = [line for line in listed.stdout.splitlines() if line.startswith("   1  ")]
         assert line.endswith(" (dead: the next run takes it over at once)"), line
-        assert "[running]  created " in line and f"  run by {holder} since " in line
+        # ... and that it is not running: its runner is gone
+        assert "[interrupted]  created " in line and f"  run by {holder} since " in line
         (entry,) = json.loads(
             arena("tournaments", "--json", "--db", database, env=command_env).stdout
         )
         assert (entry["runner"]["holder"], entry["runner"]["alive"]) == (holder, False)
+        assert entry["status"] == "interrupted"
     kept = stored_games(database)
     assert 10 <= kept < 180
     # ... and the same command, run at once, takes the tournament over and plays the rest

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import sys
+from dataclasses import replace
 from typing import Any
 
 import click
@@ -197,6 +198,7 @@ def _play(
 ) -> None:
     """Play what the match of ``plan`` still needs and print its verdict."""
     from arena.tournament.match import MATCH_BLOCK, MatchProgress, MatchTally, match_test, pairs_for
+    from arena.tournament.memory import available_memory, plan_workers, protect_arena
     from arena.tournament.pool import LocalPool, default_workers
     from arena.tournament.runner import run_tournament, start, worker_setup
 
@@ -210,6 +212,11 @@ def _play(
     tally = MatchTally(a, b, match_test(hypotheses, alpha, beta, pairs), pairs)
     for entrant in plan.entrants:
         box.check(entrant.name, entrant.distribution)
+    memory_mb = ctx.params["memory_mb"]
+    count, host_memory = plan_workers(
+        workers, default_workers(), plan.spec.players, memory_mb, available_memory()
+    )
+    protect_arena()
     tid = start(plan, store)
     tally.load(store.stored_games(tid))
     interrupted = False
@@ -217,8 +224,9 @@ def _play(
         entries = [catalog.bots[e.bot] for e in plan.entrants if e.bot in catalog.bots]
         compile_trusted(box, entries, plan.spec.variant)
         store.record_sandbox(tid, box.enforcement())
-        setup = worker_setup(plan, box, ctx.params["memory_mb"])
-        count = workers or default_workers()
+        setup = worker_setup(plan, box, memory_mb)
+        if host_memory is not None:
+            setup = replace(setup, host_memory_mb=host_memory)
         kind = "public" if plan.public_decks else "secret"
         click.echo(
             f"match {tid}: {a} vs {b}, {len(plan.decks)} {kind} decks, at most {2 * pairs} "

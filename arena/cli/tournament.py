@@ -160,6 +160,8 @@ def tournament(
     from arena.botspec import split_specs
     from arena.hosting.catalog import load_catalog
     from arena.tournament.lease import RunnerLease
+    from arena.tournament.memory import available_memory, plan_workers, protect_arena
+    from arena.tournament.pool import default_workers
     from arena.tournament.progress import ProgressLine
     from arena.tournament.runner import (
         DEFAULT_MAX_FAULTS,
@@ -242,6 +244,12 @@ def tournament(
             click.echo(f"arena: note: {bot} left out: {reason}", err=True)
         for entrant in plan.entrants:
             box.check(entrant.name, entrant.distribution)
+        host_memory = None
+        if executor != "ray":  # a cluster's nodes plan their own
+            workers, host_memory = plan_workers(
+                workers, default_workers(), plan.spec.players, memory_mb, available_memory()
+            )
+            protect_arena()
         tid = start(plan, store)
         lease = hold(plan, store, tid, lease)
         held = True
@@ -255,6 +263,8 @@ def tournament(
         compiling = start_compiling(box, entries, plan.spec.variant)
         store.record_sandbox(tid, box.enforcement())
         setup = replace(worker_setup(plan, box, memory_mb), await_kernels=compiling.names)
+        if host_memory is not None:
+            setup = replace(setup, host_memory_mb=host_memory)
         factory, where = _executor(plan, setup, executor, ray_address, workers, sandbox, hide)
         click.echo(f"tournament {tid} ({plan.name}): {_describe(plan)}, {where}", err=True)
         progress = None

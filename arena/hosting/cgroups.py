@@ -560,3 +560,128 @@ class HeldGroup:
                     _write(self._main / "cgroup.procs", pid)
         with contextlib.suppress(OSError):
             self.path.rmdir()
+
+
+# --- memory the arena may use, the hosts' common limit, and who the kernel kills first ------------
+
+#: ``oom_score_adj`` of a bot host: the first the kernel kills when memory runs out.
+HOST_OOM_SCORE = 1000
+#: ``oom_score_adj`` of the arena's own processes (command, workers, referee): the last the
+#: kernel kills. Not -1000, so a process started from them that fails to raise its own score
+#: can still be killed rather than leaving the kernel with nothing to kill.
+ARENA_OOM_SCORE = -900
+#: A v1 limit at least this large means "no limit" (the kernel writes the largest page count).
+_UNLIMITED = 1 << 60
+
+
+def set_oom_score(score: int) -> bool:
+    """Set this process's ``oom_score_adj`` (inherited by the processes it starts); False where
+    the kernel does not allow it (lowering it needs ``CAP_SYS_RESOURCE``)."""
+    try:
+        Path("/proc/self/oom_score_adj").write_text(str(score))
+    except OSError:
+        return False
+    return True
+
+
+def _read_int(path: Path) -> int | None:
+    try:
+        text = path.read_text().strip()
+    except OSError:
+        return None
+    if text == "max":
+        return None
+    try:
+        value = int(text)
+    except ValueError:
+        return None
+    return None if value >= _UNLIMITED else value
+
+
+def memory_headroom() -> tuple[int, str] | None:
+    """The memory this process's control groups leave it, and which group's limit that is:
+    for each group from this process's own up to the root (v1 ``memory`` controller, or v2),
+    its limit less what the group uses now; the smallest, or ``None`` where no group limits
+    memory (or none can be read)."""
+    groups = _own_groups()
+    tightest: tuple[int, str] | None = None
+    for root, point, fstype, options in _mounts():
+        if fstype == "cgroup2" and "" in groups:
+            group, names = groups[""], ("memory.max", "memory.current")
+        elif fstype == "cgroup" and "memory" in options and "memory" in groups:
+            group, names = groups["memory"], ("memory.limit_in_bytes", "memory.usage_in_bytes")
+        else:
+            continue
+        path = _inside(root, point, group)
+        while path is not None and path.is_dir():
+            limit = _read_int(path / names[0])
+            used = _read_int(path / names[1]) or 0
+            if limit is not None and (tightest is None or limit - used < tightest[0]):
+                where = "/" + str(path.relative_to(point)).removeprefix(".")
+                tightest = (max(0, limit - used), f"control group {where.rstrip('/') or '/'}")
+            if path == Path(point):
+                break
+            path = path.parent
+    return tightest
+
+
+def limit_hosts(hierarchy: Hierarchy, memory_bytes: int) -> None:
+    """Limit the memory of every host this process starts, together, to ``memory_bytes``: the
+    limit of the ``arena-PID`` group that holds their groups. The kernel then reclaims or kills
+    among this process's hosts (never the arena's processes, which are not in it) before they
+    take memory the arena needs. Raises :class:`CgroupError` when the limit cannot be set."""
+    try:
+        if hierarchy.version == 2:
+            base = _enable_v2_controllers(hierarchy.parents[""])
+            _write(base / "memory.max", str(memory_bytes))
+        else:
+            base = hierarchy.parents["memory"] / f"arena-{os.getpid()}"
+            base.mkdir(exist_ok=True)
+            _write(base / "memory.limit_in_bytes", str(memory_bytes))
+    except (OSError, KeyError) as exc:
+        raise CgroupError(getattr(exc, "errno", None) or 0, f"cgroup: {exc}") from None
+
+
+#: How close to its own limit a v1 group's peak use must have come to count as reaching it (the
+#: kernel charges pages in batches, and refuses a batch that would pass the limit).
+_AT_LIMIT = 1 << 20
+
+
+def _own_limit_reached(group: BotGroup) -> bool:
+    """Whether ``group``'s memory ever reached its own limit: v1 keeps the group's peak use
+    (``memory.max_usage_in_bytes``, and with swap accounting ``memory.memsw.*``), which
+    reaches the limit only when that limit refused a page (``memory.failcnt`` is not counted
+    by every kernel); v2 counts ``oom`` and ``max`` events of the group itself (a leaf: an
+    ancestor's events do not reach it). Where none of it can be read: reached, as before."""
+    if group.hierarchy.version == 2:
+        path = group.dirs.get("")
+        if path is None:
+            return True
+        try:
+            with open(path / "memory.events", "rb") as f:
+                events = dict(line.split(b" ", 1) for line in f.read().splitlines() if b" " in line)
+        except OSError:
+            return True
+        return any(int(events.get(key, b"0")) > 0 for key in (b"oom", b"max"))
+    path = group.dirs.get("memory")
+    if path is None:
+        return True
+    known = False
+    for prefix in ("memory.", "memory.memsw."):
+        peak = _read_int(path / f"{prefix}max_usage_in_bytes")
+        limit = _read_int(path / f"{prefix}limit_in_bytes")
+        failed = _read_int(path / f"{prefix}failcnt")
+        if failed:
+            return True
+        if peak is not None and limit is not None:
+            known = True
+            if peak + _AT_LIMIT >= limit:
+                return True
+    return not known
+
+
+def memory_cause(group: BotGroup) -> str:
+    """Why the kernel killed a process of ``group`` for memory: ``"memory"`` when the group
+    had reached its own limit (the bot's doing), ``"shortage"`` when it was under it (the
+    machine, or a group above it such as :func:`limit_hosts`'s, ran out)."""
+    return "memory" if _own_limit_reached(group) else "shortage"

@@ -35,6 +35,7 @@ from arena.errors import (
     BotLimitError,
     BotProtocolError,
     BotTimeoutError,
+    MemoryShortageError,
 )
 from arena.hosting import protocol as P
 from arena.hosting.cgroups import BotGroup, CgroupError, HeldGroup, kill_until_empty
@@ -376,6 +377,8 @@ class HostHandle(BotHandle):
         """Raise :class:`BotLimitError` if the last host ran into a kernel limit."""
         if self.limit_hit is None:
             return
+        if self.limit_hit == "shortage":
+            raise MemoryShortageError(f"the machine ran short of memory{detail}")
         what = {"memory": "memory limit", "processes": "process limit"}.get(self.limit_hit)
         limits = self.sandbox.limits
         amount = (

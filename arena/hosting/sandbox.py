@@ -107,8 +107,10 @@ class HostProcess:
     group: cgroups.BotGroup | None = None
 
     def limit_hit(self) -> str | None:
-        """Which kernel limit the bot ran into (``"memory"``, ``"processes"``), if any."""
-        return self.group.hit() if self.group is not None else None
+        """Which kernel limit the bot ran into (``"memory"``, ``"processes"``), if any; or
+        ``"shortage"`` when the kernel killed it for memory while it was under its own limit."""
+        hit = self.group.hit() if self.group is not None else None
+        return cgroups.memory_cause(self.group) if hit == "memory" and self.group else hit
 
     def memory_bytes(self) -> int | None:
         """What the bot's processes use now, where a control group counts it."""
@@ -316,13 +318,15 @@ class Sandbox:
         seccomp_fd = seccomp_pipe() if self.isolated else None
         pass_fds = [] if seccomp_fd is None else [seccomp_fd]
         command = self.command(argv, seccomp_fd, binds)
-        if group is not None:
-            # Join the group before anything of the bot runs: a shell writes its own pid into
-            # the group, then becomes bubblewrap.
-            targets = [str(p / "cgroup.procs") for p in dict.fromkeys(group.dirs.values())]
-            script = 'for f; do [ "$f" = -- ] && break; echo $$ > "$f" || exit 125; done; '
-            script += 'while [ "$1" != -- ]; do shift; done; shift; exec "$@"'
-            command = ["/bin/sh", "-c", script, "sh", *targets, "--", *command]
+        # A shell raises its oom_score_adj (the host is the first the kernel kills when memory
+        # runs out, never the arena), joins the group before anything of the bot runs, then
+        # becomes bubblewrap.
+        joins = dict.fromkeys(group.dirs.values()) if group is not None else {}
+        targets = [str(p / "cgroup.procs") for p in joins]
+        script = f"echo {cgroups.HOST_OOM_SCORE} > /proc/self/oom_score_adj 2>/dev/null; "
+        script += 'for f; do [ "$f" = -- ] && break; echo $$ > "$f" || exit 125; done; '
+        script += 'while [ "$1" != -- ]; do shift; done; shift; exec "$@"'
+        command = ["/bin/sh", "-c", script, "sh", *targets, "--", *command]
         try:
             process = subprocess.Popen(
                 command,

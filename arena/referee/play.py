@@ -26,6 +26,7 @@ from arena.errors import (
     GameOverError,
     IllegalActionError,
     InvalidActionError,
+    MemoryShortageError,
     printable,
 )
 from arena.game import Action, Card, Game, Match, Variant
@@ -39,6 +40,9 @@ GRACE = 0.25
 MAX_FAULT_MESSAGE = 2000
 #: The fault of a seat while dealing with whose bot the referee met an unexpected error.
 INTERNAL = "internal"
+#: Faults that are not the bot's doing and never count towards disqualification: a
+#: disqualification itself, and a host the kernel killed for the machine's memory shortage.
+UNCOUNTED = frozenset({BotDisqualifiedError.kind, MemoryShortageError.kind})
 
 _shown = reprlib.Repr()
 _shown.maxlevel = 3
@@ -241,7 +245,8 @@ class Referee:
         def fault(seat: int, kind: str, message: str) -> None:
             if kind != BotDisqualifiedError.kind:
                 name = handles[seat].name
-                self.fault_counts[name] = self.fault_counts.get(name, 0) + 1
+                if kind not in UNCOUNTED:
+                    self.fault_counts[name] = self.fault_counts.get(name, 0) + 1
                 try:
                     handles[seat].after_fault()
                 except Exception as exc:

@@ -17,6 +17,7 @@ FAULT_KINDS = (
     "protocol",  # the bot broke the host protocol
     "limit",  # the bot went over its memory or process limit
     "disqualified",  # the bot had too many faults earlier in the run
+    "shortage",  # the kernel killed the host for the machine's memory shortage: no bot's fault
     "internal",  # the referee failed unexpectedly while dealing with the bot (a bug)
 )
 

@@ -2,9 +2,10 @@
 
 With ``max_faults`` set, an entrant is disqualified in game ``i`` when its faults in the games
 before ``i`` (in schedule order) reach ``max_faults``; a game in which every seat is
-disqualified is skipped. Workers play blocks in parallel knowing only the faults of games
-finished when their block was handed out, so the coordinator checks each finished block here
-before storing it:
+disqualified is skipped (stored unplayed). Faults that are no bot's doing (a disqualification,
+a host killed for the machine's memory shortage) do not count. Workers play blocks in parallel
+knowing only the faults of games finished when their block was handed out, so the coordinator
+checks each finished block here before storing it:
 
 - a game's correct disqualifications are *determined* when they come out the same whether each
   unresolved earlier game holds no fault of an entrant or one (a seat commits at most one fault

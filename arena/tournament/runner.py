@@ -40,7 +40,7 @@ from arena.hosting.sandbox import Sandbox
 from arena.tournament.disqualification import DisqualificationLedger, Verdict
 from arena.tournament.lease import RunnerLease
 from arena.tournament.schedule import ScheduledGame, grown_schedule, schedule_size
-from arena.tournament.worker import BlockResult, BlockTask, WorkerSetup, faulted
+from arena.tournament.worker import BlockResult, BlockTask, WorkerSetup, faulted, skipped
 from leaderboard.runners import LeaseLostError
 from leaderboard.store import EntrantInfo, GameEntry, Store, TournamentInfo, secret_deck_set
 
@@ -470,7 +470,7 @@ class RunSummary:
 
     @property
     def complete(self) -> bool:
-        """Whether every scheduled game is now stored or skipped."""
+        """Whether every scheduled game is now stored (a skipped one as its unplayed record)."""
         return self.left == 0
 
 
@@ -536,8 +536,8 @@ def hold(
 
 
 def scheduled_games(info: TournamentInfo) -> int:
-    """How many games the schedule of stored tournament ``info`` has (some may be skipped,
-    see :mod:`arena.tournament.disqualification`)."""
+    """How many games the schedule of stored tournament ``info`` has (a skipped one is stored
+    unplayed, see :mod:`arena.tournament.disqualification`)."""
     config = info.configuration
     return schedule_size(
         len(info.entrants),
@@ -714,8 +714,9 @@ def _settle(
             for game, (_, faults) in zip(games, played, strict=True):
                 ledger.resolve(game.index, faults)
                 summary.faults += len(faults)
-            summary.played += len(entries)
-            summary.skipped += len(games) - len(entries)
+            passed = sum(1 for o in outcomes if skipped(o.record))
+            summary.played += len(games) - passed
+            summary.skipped += passed
             resolved += len(games)
             del blocks[number]
             changed = True

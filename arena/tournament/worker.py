@@ -20,11 +20,12 @@ from collections import OrderedDict
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from arena.errors import BotDisqualifiedError
+from arena.errors import BotDisqualifiedError, MemoryShortageError
+from arena.hosting import cgroups
 from arena.hosting.hosted import MEMORY_MB, HostHandle
 from arena.hosting.kernels import wait_compiled
 from arena.hosting.sandbox import Sandbox, choose_sandbox
-from arena.referee.play import INTERNAL, Referee, unexpected_error
+from arena.referee.play import INTERNAL, UNCOUNTED, Referee, unexpected_error
 from arena.referee.records import Fault, GameRecord
 from arena.tournament.schedule import ScheduledGame
 
@@ -33,6 +34,11 @@ MAX_HOSTS = 40
 #: Memory the host processes of one worker may hold together (MiB), by default: 40% of the
 #: machine's memory shared among the default number of workers.
 HOST_MEMORY_SHARE = 0.4
+#: Times a game whose host the kernel killed for the machine's memory shortage is played again
+#: (with fresh hosts) before it is recorded as the arena's, unplayed.
+SHORTAGE_REPLAYS = 2
+#: The ``end_reason`` of a game not played because every seat was disqualified.
+SKIPPED = "skipped"
 
 
 def default_host_memory_mb(workers: int | None = None) -> int:
@@ -56,7 +62,10 @@ class WorkerSetup:
     deck position; ``sandbox`` is how hosts start (default:
     :func:`~arena.hosting.sandbox.choose_sandbox` ``("auto")``). A worker keeps at most
     ``max_hosts`` hosts, using at most ``host_memory_mb`` together (measured where control groups
-    count it), alive between games.
+    count it), alive between games: before each game, the hosts it does not seat, as measured,
+    and its seats' hosts at their full ``memory_mb`` fit in ``host_memory_mb``, which is also
+    the kernel's limit on the worker's hosts together (:func:`~arena.hosting.cgroups.limit_hosts`;
+    the arena plans it with :mod:`arena.tournament.memory`).
     """
 
     variant: str
@@ -84,8 +93,9 @@ class BlockTask:
 
 @dataclass(frozen=True)
 class GameOutcome:
-    """How one scheduled game went: its record (``None`` when it was skipped because every
-    seat was disqualified) and the entrants that were disqualified when it began."""
+    """How one scheduled game went: its record (for a game skipped because every seat was
+    disqualified, one with :data:`SKIPPED` as its ``end_reason``; ``None`` only from older
+    workers) and the entrants that were disqualified when it began."""
 
     index: int
     record: GameRecord | None
@@ -102,10 +112,16 @@ class BlockResult:
 
 
 def faulted(record: GameRecord | None) -> list[str]:
-    """The entrants that committed a fault in ``record`` (a disqualification is not one)."""
+    """The entrants that committed a fault in ``record`` that counts towards disqualification
+    (a disqualification, or a host killed for the machine's memory shortage, is not one)."""
     if record is None:
         return []
-    return [record.seats[f.seat] for f in record.faults if f.kind != "disqualified"]
+    return [record.seats[f.seat] for f in record.faults if f.kind not in UNCOUNTED]
+
+
+def skipped(record: GameRecord | None) -> bool:
+    """Whether ``record`` is of a game skipped because every seat was disqualified."""
+    return record is None or record.end_reason == SKIPPED
 
 
 class BlockPlayer:
@@ -119,11 +135,17 @@ class BlockPlayer:
             self.sandbox.check(name, distribution if colon else "")
         self.referee = Referee(setup.variant, setup.move_time, setup.max_faults)
         self._hosts: OrderedDict[str, HostHandle] = OrderedDict()
+        hierarchy = self.sandbox.hierarchy if self.sandbox.isolated else None
+        if hierarchy is not None and setup.host_memory_mb:
+            # without it the hosts' scores still make the kernel kill them first
+            with contextlib.suppress(cgroups.CgroupError):
+                cgroups.limit_hosts(hierarchy, setup.host_memory_mb << 20)
 
     def _handles(self, seats: Sequence[str]) -> list[HostHandle]:
         """The hosts of ``seats`` (kept alive from earlier games where possible), after closing
         the least recently used others while the worker holds more than ``max_hosts`` hosts or
-        its hosts use more than ``host_memory_mb`` together."""
+        the others' memory (measured) and the seats' full limits together are more than
+        ``host_memory_mb``."""
         handles = []
         added = False
         for name in seats:
@@ -143,10 +165,15 @@ class BlockPlayer:
             handles.append(handle)
         if not added:  # the pool only grows when a host is added: nothing to measure
             return handles
-        budget = self.setup.host_memory_mb << 20
+        total, limit = self.setup.host_memory_mb << 20, self.setup.memory_mb << 20
+        fewer = len(self._hosts) <= self.setup.max_hosts
+        if limit and fewer and len(self._hosts) * limit <= total:
+            return handles  # every host at its full limit fits: nothing to measure
         used = {name: h.memory_bytes() or 0 for name, h in self._hosts.items()}
+        for name in seats:  # they may grow to their limits during the game; the others wait
+            used[name] = max(used[name], limit)
         for name in list(self._hosts):
-            if len(self._hosts) <= self.setup.max_hosts and sum(used.values()) <= budget:
+            if len(self._hosts) <= self.setup.max_hosts and sum(used.values()) <= total:
                 break
             if name in seats:
                 continue
@@ -162,49 +189,84 @@ class BlockPlayer:
         return BlockResult(task.block, tuple(outcomes), time.perf_counter() - begun)
 
     def _play_one(self, game: ScheduledGame) -> GameOutcome:
-        """Play ``game``. A game the referee cannot play (an error that is no bot's fault,
-        which it did not record itself) is recorded with an ``internal`` fault for every
-        seat still in the run and no winner, its hosts are replaced, and the block goes on."""
+        """Play ``game``. A game whose every seat is disqualified is not played: it is recorded
+        as :data:`SKIPPED`, every seat with its ``disqualified`` fault. A game in which the
+        kernel killed a host for the machine's memory shortage (a ``shortage`` fault, no bot's
+        doing) is played again (a fresh host replaces the one killed), and after
+        :data:`SHORTAGE_REPLAYS` replays recorded unplayed with a ``shortage`` fault for every
+        seat still in the run. A game the referee
+        cannot play (an error that is no bot's fault, which it did not record itself) is
+        recorded with an ``internal`` fault for every seat still in the run and no winner, its
+        hosts are replaced, and the block goes on. An unplayed game has no winner and is not
+        rated."""
         out = frozenset(n for n in game.seats if self.referee.disqualified(n))
         if len(out) == len(game.seats):
-            return GameOutcome(game.index, None, out)
+            message = "not played: every seat was disqualified"
+            return GameOutcome(game.index, self._unplayed(game, out, message, SKIPPED), out)
         counts = dict(self.referee.fault_counts)
-        try:
-            handles: Sequence[HostHandle] = self._handles(game.seats)
-            deck = self.setup.decks[game.deck]
-            for host in handles:  # a process never plays a deck twice (arena.hosting.epochs)
-                host.new_game(deck)
-            record = self.referee.play_round(handles, deck=deck, seed=game.seed)
-        except Exception as exc:
-            message = f"the game could not be played: {unexpected_error(exc)}"
-            faults = []
-            for seat, name in enumerate(game.seats):
-                kind = BotDisqualifiedError.kind if name in out else INTERNAL
-                faults.append(Fault(seat, kind, message, 0))
-                if name not in out:
-                    counts[name] = counts.get(name, 0) + 1
-                handle = self._hosts.pop(name, None)
-                if handle is not None:
-                    with contextlib.suppress(Exception):
-                        handle.close()
-            self.referee.fault_counts = counts  # exactly the faults of the record
-            n = len(game.seats)
-            record = GameRecord(
-                variant=self.setup.variant,
-                players=n,
-                seats=list(game.seats),
-                deck=list(self.setup.decks[game.deck]) if game.deck < len(self.setup.decks) else [],
-                first=0,
-                seed=game.seed,
-                events=[],
-                actions=[],
-                winners=[],
-                end_reason=INTERNAL,
-                times=[0.0] * n,
-                moves=[0] * n,
-                faults=faults,
-            )
-        return GameOutcome(game.index, record, out)
+        for _ in range(1 + SHORTAGE_REPLAYS):
+            self.referee.fault_counts = dict(counts)
+            try:
+                handles: Sequence[HostHandle] = self._handles(game.seats)
+                deck = self.setup.decks[game.deck]
+                for host in handles:  # a process never plays a deck twice (arena.hosting.epochs)
+                    host.new_game(deck)
+                record = self.referee.play_round(handles, deck=deck, seed=game.seed)
+            except Exception as exc:
+                message = f"the game could not be played: {unexpected_error(exc)}"
+                self._drop_hosts(game.seats)
+                for name in game.seats:
+                    if name not in out:
+                        counts[name] = counts.get(name, 0) + 1
+                self.referee.fault_counts = counts  # exactly the faults of the record
+                return GameOutcome(game.index, self._unplayed(game, out, message, INTERNAL), out)
+            short = [f for f in record.faults if f.kind == MemoryShortageError.kind]
+            if not short:
+                return GameOutcome(game.index, record, out)
+        self.referee.fault_counts = counts
+        message = (
+            f"the game could not be played: {short[0].message} "
+            f"({1 + SHORTAGE_REPLAYS} attempts; no bot's fault)"
+        )
+        return GameOutcome(
+            game.index, self._unplayed(game, out, message, MemoryShortageError.kind), out
+        )
+
+    def _drop_hosts(self, names: Sequence[str]) -> None:
+        """Close the hosts of ``names`` (the next game starts fresh ones)."""
+        for name in names:
+            handle = self._hosts.pop(name, None)
+            if handle is not None:
+                with contextlib.suppress(Exception):
+                    handle.close()
+
+    def _unplayed(
+        self, game: ScheduledGame, out: frozenset[str], message: str, reason: str
+    ) -> GameRecord:
+        """The record of ``game`` not played for ``reason`` (its ``end_reason``): no move, no
+        winner, each seat's fault (with ``message``) ``disqualified`` for the entrants in
+        ``out`` and ``reason`` for the others."""
+        faults = [
+            Fault(seat, BotDisqualifiedError.kind if name in out else reason, message, 0)
+            for seat, name in enumerate(game.seats)
+        ]
+        n = len(game.seats)
+        decks = self.setup.decks
+        return GameRecord(
+            variant=self.setup.variant,
+            players=n,
+            seats=list(game.seats),
+            deck=list(decks[game.deck]) if game.deck < len(decks) else [],
+            first=0,
+            seed=game.seed,
+            events=[],
+            actions=[],
+            winners=[],
+            end_reason=reason,
+            times=[0.0] * n,
+            moves=[0] * n,
+            faults=faults,
+        )
 
     def close(self) -> None:
         """Stop every host."""
