@@ -445,9 +445,13 @@ class HostHandle(BotHandle):
         return line
 
     def _fail(self, error: BotError) -> NoReturn:
-        """Kill the host, forget what it sent, and raise ``error``."""
+        """Kill the host, forget what it sent, and raise ``error`` (or, where the kernel had
+        killed the bot for the machine's memory shortage, :class:`MemoryShortageError`: what
+        followed from that is no bot's fault)."""
         self._kill()
         self._buffer = b""
+        if self.limit_hit == "shortage":
+            self._raise_limit(f" ({error})")
         raise error
 
     def _receive(self, limit: float, what: str) -> dict[str, Any]:
