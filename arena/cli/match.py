@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import sys
+from dataclasses import replace
 from typing import Any
 
 import click
@@ -20,6 +21,7 @@ from arena.cli.options import (
     isolation_options,
     json_option,
     move_time_option,
+    restart_time_option,
     seed_option,
     variant_option,
 )
@@ -72,6 +74,7 @@ from arena.cli.options import (
 @seed_option
 @move_time_option
 @isolation_options
+@restart_time_option
 @click.option(
     "--workers",
     type=click.IntRange(min=1),
@@ -106,6 +109,7 @@ def match(
     sandbox: str,
     memory_mb: int,
     max_faults: int | None,
+    restart_time: float | None,
     workers: int | None,
     resume_id: int | None,
     db_url: str | None,
@@ -193,6 +197,7 @@ def _play(
     from arena.tournament.match import MATCH_BLOCK, MatchProgress, MatchTally, match_test, pairs_for
     from arena.tournament.pool import LocalPool, default_workers
     from arena.tournament.runner import run_tournament, start, worker_setup
+    from arena.tournament.start_budget import RESTART_TIME
 
     pairs = min(pairs_for(most), len(plan.decks))
     if pairs < pairs_for(most):
@@ -211,7 +216,11 @@ def _play(
         entries = [catalog.bots[e.bot] for e in plan.entrants if e.bot in catalog.bots]
         compile_trusted(box, entries, plan.spec.variant)
         store.record_sandbox(tid, box.enforcement())
-        setup = worker_setup(plan, box, ctx.params["memory_mb"])
+        restart = ctx.params["restart_time"]
+        setup = replace(
+            worker_setup(plan, box, ctx.params["memory_mb"]),
+            restart_time=RESTART_TIME if restart is None else restart,
+        )
         count = workers or default_workers()
         kind = "public" if plan.public_decks else "secret"
         click.echo(

@@ -160,6 +160,12 @@ class HostHandle(BotHandle):
         """Whether the host process is alive."""
         return self._proc is not None and self._proc.poll() is None
 
+    def launch(self) -> None:
+        """Start the host now, if it is not running (a round's :meth:`start` then only queues
+        its news); a start that fails raises the fault, as :meth:`start` does."""
+        if self._proc is None:
+            self._launch()
+
     def _launch(self) -> None:
         argv = [
             sys.executable,

@@ -27,6 +27,7 @@ from arena.hosting.sandbox import Sandbox, choose_sandbox
 from arena.referee.play import INTERNAL, Referee, unexpected_error
 from arena.referee.records import Fault, GameRecord
 from arena.tournament.schedule import ScheduledGame
+from arena.tournament.start_budget import RESTART_TIME, BudgetedHost
 
 #: Host processes a worker keeps alive at most (each holds a Python interpreter and its bot).
 MAX_HOSTS = 40
@@ -56,7 +57,8 @@ class WorkerSetup:
     deck position; ``sandbox`` is how hosts start (default:
     :func:`~arena.hosting.sandbox.choose_sandbox` ``("auto")``). A worker keeps at most
     ``max_hosts`` hosts, using at most ``host_memory_mb`` together (measured where control groups
-    count it), alive between games.
+    count it), alive between games. A bot's games wait for its host's restart after a fault at
+    most ``restart_time`` seconds (see :mod:`arena.tournament.start_budget`).
     """
 
     variant: str
@@ -71,6 +73,7 @@ class WorkerSetup:
     #: The arena's own bots whose kernels the trusted compile step is still compiling while the
     #: tournament starts: a worker waits for a bot's kernels before starting its host.
     await_kernels: tuple[str, ...] = ()
+    restart_time: float = RESTART_TIME
 
 
 @dataclass(frozen=True)
@@ -118,9 +121,9 @@ class BlockPlayer:
             distribution, colon, _ = plugin.partition(":")
             self.sandbox.check(name, distribution if colon else "")
         self.referee = Referee(setup.variant, setup.move_time, setup.max_faults)
-        self._hosts: OrderedDict[str, HostHandle] = OrderedDict()
+        self._hosts: OrderedDict[str, BudgetedHost] = OrderedDict()
 
-    def _handles(self, seats: Sequence[str]) -> list[HostHandle]:
+    def _handles(self, seats: Sequence[str]) -> list[BudgetedHost]:
         """The hosts of ``seats`` (kept alive from earlier games where possible), after closing
         the least recently used others while the worker holds more than ``max_hosts`` hosts or
         its hosts use more than ``host_memory_mb`` together."""
@@ -136,9 +139,10 @@ class BlockPlayer:
                 bot = name.partition("[")[0]
                 if bot in self.setup.await_kernels:
                     wait_compiled(bot)
-                handle = HostHandle(
+                host = HostHandle(
                     name, plugin, sandbox=self.sandbox, memory_mb=self.setup.memory_mb
                 )
+                handle = BudgetedHost(host, self.setup.restart_time)
             self._hosts[name] = handle
             handles.append(handle)
         if not added:  # the pool only grows when a host is added: nothing to measure
@@ -170,7 +174,7 @@ class BlockPlayer:
             return GameOutcome(game.index, None, out)
         counts = dict(self.referee.fault_counts)
         try:
-            handles: Sequence[HostHandle] = self._handles(game.seats)
+            handles: Sequence[BudgetedHost] = self._handles(game.seats)
             deck = self.setup.decks[game.deck]
             record = self.referee.play_round(handles, deck=deck, seed=game.seed)
         except Exception as exc:
