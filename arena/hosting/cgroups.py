@@ -277,6 +277,14 @@ class BotGroup:
         except (OSError, ValueError):
             return None
 
+    def set_cpu_weight(self, low: bool) -> None:
+        """Give the group the least CPU weight (``low``: its processes run when the core is
+        otherwise idle) or the usual one."""
+        if self.hierarchy.version == 2:
+            _write(self.dirs[""] / "cpu.weight", "1" if low else "100")
+        else:
+            _write(self.dirs["cpu"] / "cpu.shares", "2" if low else "1024")
+
     def pids(self) -> list[int]:
         """The processes in the group now."""
         found: set[int] = set()

@@ -140,6 +140,9 @@ class HostHandle(BotHandle):
         self._pending = b""  # a queued "start" message
         self._poll = select.poll()
         self.starts = 0  # how many host processes were started
+        #: Whether the host starts at the least CPU weight, getting the core only when play
+        #: leaves it idle (a start in the background, beside games being played).
+        self.idle_start = False
 
     # --- process ------------------------------------------------------------------------------
 
@@ -188,6 +191,8 @@ class HostHandle(BotHandle):
         self._buffer = b""
         self.limit_hit = None
         self._host = self.sandbox.launch(argv, binds)
+        if self.idle_start:
+            self._idle(True)
         self._proc = self._host.process
         self.starts += 1
         assert self._proc.stdout is not None
@@ -207,6 +212,15 @@ class HostHandle(BotHandle):
             raise BotProtocolError(
                 f"host speaks protocol {hello.get('protocol')!r}, not {P.PROTOCOL_VERSION}"
             )
+        if self.idle_start:
+            self._idle(False)
+
+    def _idle(self, low: bool) -> None:
+        """Give the host the least CPU weight (``low``) or the usual one, where a control
+        group holds it (see :meth:`~arena.hosting.cgroups.BotGroup.set_cpu_weight`)."""
+        if self._host is not None and self._host.group is not None:
+            with contextlib.suppress(OSError):
+                self._host.group.set_cpu_weight(low)
 
     def _kill(self) -> None:
         proc, self._proc = self._proc, None

@@ -1,23 +1,31 @@
 """A bot's start budget in a tournament: its first start may take long, its restarts may keep
-the tournament waiting only briefly.
+the tournament waiting only briefly, and nobody waits for a host while other games can be played.
 
 A worker (:mod:`arena.tournament.worker`) plays each entrant through a :class:`BudgetedHost`.
-The host's first start has the handle's whole ``startup_time``
-(:data:`~arena.hosting.hosted.STARTUP_TIME`: importing, compiling, loading tables). After a
-fault of the bot, its replacement host starts at once, in the background, while the worker plays
-the games that do not need it. The bot's next game waits for that restart at most
-``restart_time`` seconds counted from the fault (:data:`RESTART_TIME` unless
-``arena tournament --restart-time`` says otherwise). Past that, the bot forfeits the game with a
-``timeout`` fault, and so every game it is due to play while its host is still starting, each a
-fault that counts towards disqualification; the host goes on starting (within its
-``startup_time``) and plays as soon as it is ready. A slow bot pays for its own slowness: the
-field waits for its restart ``restart_time`` seconds at most, however often it crashes.
+Where control groups limit the hosts, every start happens in the background, in a thread of its
+own, at the least CPU weight (the host gets the core only when play leaves it idle), while the
+worker plays the games whose hosts are ready:
+
+- the first start has the handle's whole ``startup_time``
+  (:data:`~arena.hosting.hosted.STARTUP_TIME`: importing, compiling, loading tables), after
+  the trusted compile step has compiled the bot's kernels where it is still compiling them;
+- after a fault of the bot, its replacement host starts at once, and the bot's games wait for it
+  at most ``restart_time`` seconds counted from the fault (:data:`RESTART_TIME` unless
+  ``--restart-time`` says otherwise). Past that, the bot forfeits its game with a ``timeout``
+  fault, and so every game it is due to play while its host is still starting, each a fault
+  that counts towards disqualification; the host goes on starting (within its
+  ``startup_time``) and plays as soon as it is ready.
+
+Without control groups (the unsandboxed fallback) a start cannot be kept off the CPU that play
+needs, so hosts start in the game that needs them, as before; a restart then has
+``restart_time`` seconds to start, or it is a ``timeout`` fault.
 """
 
 from __future__ import annotations
 
 import threading
 import time
+from collections.abc import Callable
 from typing import Any
 
 from arena.errors import BotTimeoutError
@@ -28,30 +36,42 @@ from arena.referee.play import BotHandle, Turn
 RESTART_TIME = 10.0
 
 
-class _Restart:
-    """One replacement host starting in a thread of its own.
+class _Start:
+    """One host starting in a thread of its own, after ``prepare`` (if any) has returned.
 
     Bubblewrap ends a host when the *thread* that started it exits (``--die-with-parent``), so
     the thread lives on, once the host is up, until :meth:`release` (after the host is killed).
     """
 
-    def __init__(self, host: HostHandle, restart_time: float) -> None:
+    def __init__(
+        self, host: HostHandle, deadline: float | None, prepare: Callable[[], object] | None
+    ) -> None:
         self.host = host
-        self.deadline = time.monotonic() + restart_time
+        self.deadline = deadline  # when the games stop waiting for it (None: its own limit)
         self.ready = threading.Event()
         self.error: BaseException | None = None
+        self._prepare = prepare
         self._released = threading.Event()
-        self._thread = threading.Thread(target=self._run, name=f"restart {host.name}", daemon=True)
+        self._thread = threading.Thread(target=self._run, name=f"start {host.name}", daemon=True)
         self._thread.start()
 
     def _run(self) -> None:
         try:
+            if self._prepare is not None:
+                self._prepare()
             self.host.launch()
         except BaseException as exc:  # handed to the game that needs the host
             self.error = exc
         self.ready.set()
         if self.error is None:
             self._released.wait()
+
+    @property
+    def settled(self) -> bool:
+        """Whether a game needing the host may begin now: it is up, failed, or late."""
+        return self.ready.is_set() or (
+            self.deadline is not None and time.monotonic() >= self.deadline
+        )
 
     def release(self) -> None:
         """Let the thread end: its host has been killed."""
@@ -60,37 +80,64 @@ class _Restart:
 
 
 class BudgetedHost(BotHandle):
-    """``host`` as a tournament plays it: restarted in the background after each fault, its
-    games waiting for a restart at most ``restart_time`` seconds after the fault (see the
-    module's description). Used from one thread, like the worker that owns it."""
+    """``host`` as a tournament plays it, started in the background where its sandbox has
+    control groups, its restarts held to ``restart_time`` seconds (see the module's
+    description). ``prepare`` runs before the first start (waiting for the trusted compile
+    step). Used from one thread, like the worker that owns it."""
 
-    def __init__(self, host: HostHandle, restart_time: float = RESTART_TIME) -> None:
+    def __init__(
+        self,
+        host: HostHandle,
+        restart_time: float = RESTART_TIME,
+        prepare: Callable[[], object] | None = None,
+    ) -> None:
         self.host = host
         self.name = host.name
         self.restart_time = restart_time
-        self._restart: _Restart | None = None
+        self.background = host.sandbox.hierarchy is not None
+        host.idle_start = self.background
+        self._prepare = prepare
+        self._start: _Start | None = None
         self._late = False  # the last fault was this budget's: the host is still starting
 
     def memory_bytes(self) -> int | None:
         """The memory the bot's processes use now (see :meth:`HostHandle.memory_bytes`)."""
         return self.host.memory_bytes()
 
+    def begin(self) -> None:
+        """Start the host in the background, if it starts there and is not up or starting."""
+        if self.background and self._start is None and not self.host.running:
+            self._start = _Start(self.host, None, self._prepare)
+            self._prepare = None
+
+    @property
+    def settled(self) -> bool:
+        """Whether a game needing this bot may begin without waiting for its host (up, failed,
+        past its allowance, or starting in the game itself)."""
+        return self._start is None or self._start.settled
+
     def start(self, seat: int, players: int, variant: str, seed: int) -> None:
-        """Queue the round's news for the host, after waiting for its restart (if one is under
-        way) until ``restart_time`` seconds after the fault; a host still starting then is a
-        :class:`~arena.errors.BotTimeoutError`, and so is the restart's own failure."""
-        restart = self._restart
-        if restart is not None:
-            if not restart.ready.wait(max(0.0, restart.deadline - time.monotonic())):
+        """Queue the round's news for the host, once it has started: waiting for a background
+        start until its deadline (a host still starting then is a
+        :class:`~arena.errors.BotTimeoutError`, and so is a start that failed), or starting it
+        here where hosts do not start in the background."""
+        self.begin()
+        begun = self._start
+        if begun is not None:
+            left = None if begun.deadline is None else max(0.0, begun.deadline - time.monotonic())
+            if not begun.ready.wait(left):
                 self._late = True
                 raise BotTimeoutError(
                     f"the bot's host was not ready within its restart allowance of "
                     f"{self.restart_time:g} s after its last fault (--restart-time); it forfeits "
                     "each game until its host has started"
                 )
-            if restart.error is not None:
-                self._restart = None  # the failed host is gone, and its thread with it
-                raise restart.error
+            if begun.error is not None:
+                self._start = None  # the failed host is gone, and its thread with it
+                raise begun.error
+        elif self._prepare is not None:
+            self._prepare()
+            self._prepare = None
         self.host.start(seat, players, variant, seed)
 
     def act(self, turn: Turn, time_limit: float | None) -> Any:
@@ -98,32 +145,32 @@ class BudgetedHost(BotHandle):
         return self.host.act(turn, time_limit)
 
     def after_fault(self) -> None:
-        """Kill the host and start its replacement in the background, unless the fault was a
-        restart that is late: that host goes on starting."""
+        """Kill the host and start its replacement (in the background, due within
+        ``restart_time`` seconds), unless the fault was a restart that is late: that host goes
+        on starting."""
         if self._late:
             self._late = False
             return
-        self._drop()
-        self._restart = _Restart(self.host, self.restart_time)
-
-    def _stop_restart(self) -> _Restart | None:
-        """The restart under way, no longer this handle's, its host killed if still starting
-        (its thread then sees the host gone and says so)."""
-        restart, self._restart = self._restart, None
-        while restart is not None and not restart.ready.wait(0.05):
-            self.host.terminate()
-        return restart
-
-    def _drop(self) -> None:
-        """Kill the host, and end the thread that started it, if any."""
-        restart = self._stop_restart()
+        begun = self._stop_start()
         self.host.after_fault()
-        if restart is not None:
-            restart.release()
+        if begun is not None:
+            begun.release()
+        if self.background:
+            self._start = _Start(self.host, time.monotonic() + self.restart_time, None)
+        else:
+            self.host.startup_time = min(self.host.startup_time, self.restart_time)
+
+    def _stop_start(self) -> _Start | None:
+        """The start under way, no longer this handle's, its host killed if still starting
+        (its thread then sees the host gone and says so)."""
+        begun, self._start = self._start, None
+        while begun is not None and not begun.ready.wait(0.05):
+            self.host.terminate()
+        return begun
 
     def close(self) -> None:
-        """Stop the host (and its restart, if one is under way)."""
-        restart = self._stop_restart()
+        """Stop the host (and its start, if one is under way)."""
+        begun = self._stop_start()
         self.host.close()
-        if restart is not None:
-            restart.release()
+        if begun is not None:
+            begun.release()

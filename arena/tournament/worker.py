@@ -7,8 +7,10 @@ referee. Disqualification follows the fault counts the coordinator hands over wi
 coordinator checks the outcome against the full count (see
 :mod:`arena.tournament.disqualification`).
 
-Host processes must be started from the thread that keeps using them (see
-:class:`~arena.hosting.hosted.HostHandle`), so a player is used from one thread only.
+Hosts start in the background where control groups keep a start off the CPU that play needs,
+and a block's games whose hosts are ready go first (:mod:`arena.tournament.start_budget`: a
+slow bot's restarts keep the field waiting ``restart_time`` seconds at most). A player is used
+from one thread only.
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ import time
 from collections import OrderedDict
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from functools import partial
 
 from arena.errors import BotDisqualifiedError
 from arena.hosting.hosted import MEMORY_MB, HostHandle
@@ -31,6 +34,10 @@ from arena.tournament.start_budget import RESTART_TIME, BudgetedHost
 
 #: Host processes a worker keeps alive at most (each holds a Python interpreter and its bot).
 MAX_HOSTS = 40
+#: How many of a block's next games a worker looks at for one whose hosts are ready.
+LOOKAHEAD = 8
+#: Seconds between looks when every one of them waits for a host to start.
+WAIT_STEP = 0.02
 #: Memory the host processes of one worker may hold together (MiB), by default: 40% of the
 #: machine's memory shared among the default number of workers.
 HOST_MEMORY_SHARE = 0.4
@@ -137,12 +144,11 @@ class BlockPlayer:
                 if plugin is None:
                     raise KeyError(f"entrant {name!r} is not in this tournament")
                 bot = name.partition("[")[0]
-                if bot in self.setup.await_kernels:
-                    wait_compiled(bot)
+                compiled = partial(wait_compiled, bot) if bot in self.setup.await_kernels else None
                 host = HostHandle(
                     name, plugin, sandbox=self.sandbox, memory_mb=self.setup.memory_mb
                 )
-                handle = BudgetedHost(host, self.setup.restart_time)
+                handle = BudgetedHost(host, self.setup.restart_time, compiled)
             self._hosts[name] = handle
             handles.append(handle)
         if not added:  # the pool only grows when a host is added: nothing to measure
@@ -159,11 +165,81 @@ class BlockPlayer:
         return handles
 
     def play(self, task: BlockTask) -> BlockResult:
-        """Play the block's games in order and return their outcomes."""
+        """Play the block's games and return their outcomes, in the block's order.
+
+        A game whose hosts are still starting waits while later games whose hosts are ready
+        are played (see :mod:`arena.tournament.start_budget`), but only where that cannot
+        change who is disqualified in either: each game is played with exactly the fault
+        counts of the games before it in the block's order.
+        """
         begun = time.perf_counter()
-        self.referee.fault_counts = dict(task.fault_counts)
-        outcomes = [self._play_one(game) for game in task.games]
-        return BlockResult(task.block, tuple(outcomes), time.perf_counter() - begun)
+        left = list(task.games)
+        outcomes: dict[int, GameOutcome] = {}
+        before = dict(task.fault_counts)  # with the faults of every game before left[0]
+        ahead: dict[int, list[str]] = {}  # who faulted in each game played ahead of left[0]
+        while left:
+            game, counts = self._next(before, ahead, left)
+            left.remove(game)
+            self.referee.fault_counts = counts
+            outcomes[game.index] = self._play_one(game)
+            ahead[game.index] = faulted(outcomes[game.index].record)
+            while ahead and (not left or min(ahead) < left[0].index):
+                for name in ahead.pop(min(ahead)):
+                    before[name] = before.get(name, 0) + 1
+        ordered = tuple(outcomes[game.index] for game in task.games)
+        return BlockResult(task.block, ordered, time.perf_counter() - begun)
+
+    def _next(
+        self, before: dict[str, int], ahead: dict[int, list[str]], left: list[ScheduledGame]
+    ) -> tuple[ScheduledGame, dict[str, int]]:
+        """The next game to play, of the first :data:`LOOKAHEAD` of ``left`` whose
+        disqualifications the games not yet played cannot change, and the fault counts to
+        play it with: the first whose hosts need no waiting (up, failed, late or starting in
+        the game), starting the hosts of those it passes over."""
+        while True:
+            for game in left[:LOOKAHEAD]:
+                counts = self._counts(before, ahead, game, left)
+                if counts is None:
+                    continue
+                playing = [n for n in game.seats if not self._out(n, counts)]
+                hosts = self._handles(playing) if playing else []
+                for host in hosts:
+                    host.begin()
+                if all(host.settled for host in hosts):
+                    return game, counts
+            time.sleep(WAIT_STEP)
+
+    def _counts(
+        self,
+        before: dict[str, int],
+        ahead: dict[int, list[str]],
+        game: ScheduledGame,
+        left: list[ScheduledGame],
+    ) -> dict[str, int] | None:
+        """The fault counts ``game`` is played with (those of every game before it in the
+        block's order), or ``None`` while a game before it not played yet could still change
+        whether one of its seats is disqualified."""
+        counts = dict(before)
+        for index, names in ahead.items():
+            if index < game.index:
+                for name in names:
+                    counts[name] = counts.get(name, 0) + 1
+        unknown: dict[str, int] = {}
+        for earlier in left:
+            if earlier.index >= game.index:
+                break
+            for name in earlier.seats:
+                unknown[name] = unknown.get(name, 0) + 1
+        for name in game.seats:
+            worst = {name: counts.get(name, 0) + unknown.get(name, 0)}
+            if self._out(name, counts) != self._out(name, worst):
+                return None
+        return counts
+
+    def _out(self, name: str, counts: dict[str, int]) -> bool:
+        """Whether ``name`` is disqualified with ``counts``."""
+        limit = self.setup.max_faults
+        return limit is not None and counts.get(name, 0) >= limit
 
     def _play_one(self, game: ScheduledGame) -> GameOutcome:
         """Play ``game``. A game the referee cannot play (an error that is no bot's fault,
