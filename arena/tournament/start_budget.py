@@ -67,11 +67,9 @@ class _Start:
             self._released.wait()
 
     @property
-    def settled(self) -> bool:
-        """Whether a game needing the host may begin now: it is up, failed, or late."""
-        return self.ready.is_set() or (
-            self.deadline is not None and time.monotonic() >= self.deadline
-        )
+    def late(self) -> bool:
+        """Whether the games stopped waiting for it."""
+        return self.deadline is not None and time.monotonic() >= self.deadline
 
     def release(self) -> None:
         """Let the thread end: its host has been killed."""
@@ -111,10 +109,17 @@ class BudgetedHost(BotHandle):
             self._prepare = None
 
     @property
-    def settled(self) -> bool:
-        """Whether a game needing this bot may begin without waiting for its host (up, failed,
-        past its allowance, or starting in the game itself)."""
-        return self._start is None or self._start.settled
+    def ready(self) -> bool:
+        """Whether a game needing this bot may be played now, the bot's host being up or having
+        failed to start (or starting in the game itself, where starts are not in the
+        background)."""
+        return self._start is None or self._start.ready.is_set()
+
+    @property
+    def late(self) -> bool:
+        """Whether the bot's host is starting past its restart allowance: a game needing it may
+        begin now, and the bot forfeits it."""
+        return self._start is not None and not self._start.ready.is_set() and self._start.late
 
     def start(self, seat: int, players: int, variant: str, seed: int) -> None:
         """Queue the round's news for the host, once it has started: waiting for a background

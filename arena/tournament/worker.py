@@ -192,11 +192,13 @@ class BlockPlayer:
     def _next(
         self, before: dict[str, int], ahead: dict[int, list[str]], left: list[ScheduledGame]
     ) -> tuple[ScheduledGame, dict[str, int]]:
-        """The next game to play, of the first :data:`LOOKAHEAD` of ``left`` whose
-        disqualifications the games not yet played cannot change, and the fault counts to
-        play it with: the first whose hosts need no waiting (up, failed, late or starting in
-        the game), starting the hosts of those it passes over."""
+        """The next game to play, and the fault counts to play it with, among the first
+        :data:`LOOKAHEAD` of ``left`` whose disqualifications the games not yet played cannot
+        change (starting the hosts of those it looks at): the first whose hosts are ready,
+        else the first whose hosts are ready or late (a late bot forfeits it), else, once
+        one is, after waiting."""
         while True:
+            late: tuple[ScheduledGame, dict[str, int]] | None = None
             for game in left[:LOOKAHEAD]:
                 counts = self._counts(before, ahead, game, left)
                 if counts is None:
@@ -205,8 +207,12 @@ class BlockPlayer:
                 hosts = self._handles(playing) if playing else []
                 for host in hosts:
                     host.begin()
-                if all(host.settled for host in hosts):
+                if all(host.ready for host in hosts):
                     return game, counts
+                if late is None and all(host.ready or host.late for host in hosts):
+                    late = game, counts
+            if late is not None:
+                return late
             time.sleep(WAIT_STEP)
 
     def _counts(
