@@ -22,13 +22,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from stored_records import stored
+from stored_records import essence
 
 from arena.hosting.catalog import load_catalog
 from arena.hosting.sandbox import choose_sandbox
-from arena.tournament.pool import LocalPool
-from arena.tournament.runner import TournamentSpec, plan_tournament, run_tournament, worker_setup
-from leaderboard.store import Store
+from arena.tournament.runner import TournamentSpec, plan_tournament, worker_setup
+from arena.tournament.worker import BlockPlayer, BlockTask, faulted
 
 COMMAND = [sys.executable, "-c", "from arena.cli.main import main; main()"]
 #: The field the slow crasher joins: 3 pairs without it, 6 with it; 6 decks x 2 seatings each.
@@ -153,32 +152,50 @@ def test_a_bad_restart_time_is_one_line(tmp_path: Path) -> None:
 
 
 def test_records_do_not_depend_on_the_order_games_are_played_in(
-    bubblewrap: None, faulty_bots: Path, tmp_path: Path
+    bubblewrap: None, tmp_path: Path, installed: Callable[..., None]
 ) -> None:
     """In the sandbox, a worker plays a block's games whose hosts are ready before those
-    waiting for a start (here the crasher's background restarts); with disqualification in
-    play, the records are those of one game at a time in schedule order."""
+    waiting for a start (here the 2 s first start of the slow crasher), but never one that a
+    game before it could still change: ``crasher`` is disqualified by its first crash, so the
+    games it is in after one with the slow crasher wait for that one. The records are those
+    of one game at a time in schedule order."""
+    installed("faulty_bots", "slow_starter")
     sandbox = choose_sandbox("bwrap")
     catalog = load_catalog(sandbox)
-    spec = TournamentSpec(
-        decks="random:3:1", bots=("honest", "crasher", "uniform", "warm"), seed=3, max_faults=3
-    )
+    bots = ("crasher", "slow-crasher[seconds=2.0]", "honest")
+    spec = TournamentSpec(decks="random:2:1", bots=bots, seed=3, max_faults=1)
     plan = plan_tournament(spec, catalog)
+    assert [game.seats for game in plan.schedule[:3]] == [
+        ("crasher", "slow-crasher[seconds=2.0]"),
+        ("slow-crasher[seconds=2.0]", "crasher"),
+        ("crasher", "honest"),
+    ]
     setup = worker_setup(plan, sandbox)
-    results = []
-    for name, workers, block in (("one", 1, 1), ("two", 2, 9)):
-        store = Store(f"sqlite:///{tmp_path}/{name}.db")
-        summary = run_tournament(
-            plan, store, lambda w=workers: LocalPool(setup, w), block_size=block
-        )
-        assert summary.complete
-        results.append((store, summary.tournament_id))
-    (one, first), (two, second) = results
-    assert stored(one, first) == stored(two, second)
+    player = BlockPlayer(setup)
+    try:
+        block = player.play(BlockTask(0, tuple(plan.schedule)))
+    finally:
+        player.close()
+    player = BlockPlayer(setup)
+    one_by_one = []
+    counts: dict[str, int] = {}
+    try:
+        for number, game in enumerate(plan.schedule):
+            (outcome,) = player.play(BlockTask(number, (game,), dict(counts))).outcomes
+            one_by_one.append(outcome)
+            for name in faulted(outcome.record):
+                counts[name] = counts.get(name, 0) + 1
+    finally:
+        player.close()
+    assert [essence(o.record) if o.record else None for o in block.outcomes] == [
+        essence(o.record) if o.record else None for o in one_by_one
+    ]
+    assert [o.disqualified for o in block.outcomes] == [o.disqualified for o in one_by_one]
     kinds = [
         f.kind
-        for game in one.stored_games(first)
-        for f in game.record.faults
-        if game.record.seats[f.seat] == "crasher"
+        for o in one_by_one
+        if o.record is not None
+        for f in o.record.faults
+        if o.record.seats[f.seat] == "crasher"
     ]
-    assert kinds[:3] == ["crash"] * 3 and set(kinds[3:]) == {"disqualified"}
+    assert kinds[0] == "crash" and set(kinds[1:]) == {"disqualified"}
