@@ -25,8 +25,10 @@ import pytest
 from stored_records import essence
 
 from arena.hosting.catalog import load_catalog
+from arena.hosting.hosted import HostHandle
 from arena.hosting.sandbox import choose_sandbox
 from arena.tournament.runner import TournamentSpec, plan_tournament, worker_setup
+from arena.tournament.start_budget import BudgetedHost
 from arena.tournament.worker import BlockPlayer, BlockTask, faulted
 
 COMMAND = [sys.executable, "-c", "from arena.cli.main import main; main()"]
@@ -199,3 +201,40 @@ def test_records_do_not_depend_on_the_order_games_are_played_in(
         if o.record.seats[f.seat] == "crasher"
     ]
     assert kinds[0] == "crash" and set(kinds[1:]) == {"disqualified"}
+
+
+def test_a_host_starting_beside_play_has_the_least_cpu_weight(
+    bubblewrap: None, installed: Callable[..., None]
+) -> None:
+    """A host started in the background (``idle_start``) has its control group's least CPU
+    weight while it starts, so a start overlapping play takes no CPU a move needs, and the
+    usual weight once it is up."""
+    installed("slow_starter")
+    sandbox = choose_sandbox("bwrap")
+    if sandbox.hierarchy is None:
+        pytest.skip(f"no control groups here: {sandbox.cgroup_reason}")
+    host = HostHandle(
+        "slow-crasher[seconds=2.0]", "arena-test-slow-starter:slow-starter", sandbox=sandbox
+    )
+    budgeted = BudgetedHost(host)
+    try:
+        budgeted.begin()
+        deadline = time.monotonic() + 10
+        while host._host is None and time.monotonic() < deadline:
+            time.sleep(0.01)
+        assert host._host is not None and host._host.group is not None
+        group = host._host.group
+        path, name, least, usual = (
+            (group.dirs[""], "cpu.weight", "1", "100")
+            if group.hierarchy.version == 2
+            else (group.dirs["cpu"], "cpu.shares", "2", "1024")
+        )
+        assert not budgeted.ready
+        assert (path / name).read_text().strip() == least
+        while not budgeted.ready and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert budgeted.ready and host.running
+        assert (path / name).read_text().strip() == usual
+    finally:
+        budgeted.close()
+    assert not host.running
