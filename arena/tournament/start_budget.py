@@ -9,12 +9,14 @@ worker plays the games whose hosts are ready:
 - the first start has the handle's whole ``startup_time``
   (:data:`~arena.hosting.hosted.STARTUP_TIME`: importing, compiling, loading tables), after
   the trusted compile step has compiled the bot's kernels where it is still compiling them;
-- after a fault of the bot, its replacement host starts at once, and the bot's games wait for it
-  at most ``restart_time`` seconds counted from the fault (:data:`RESTART_TIME` unless
-  ``--restart-time`` says otherwise). Past that, the bot forfeits its game with a ``timeout``
-  fault, and so every game it is due to play while its host is still starting, each a fault
-  that counts towards disqualification; the host goes on starting (within its
-  ``startup_time``) and plays as soon as it is ready.
+- after a fault of the bot, its replacement host starts at once, and the worker waits for it,
+  with nothing else to play, ``restart_time`` seconds at most (:data:`RESTART_TIME` unless
+  ``--restart-time`` says otherwise; time spent playing other games does not count, since a
+  start in the background gets the CPU only when play leaves it idle). Past that, the bot
+  forfeits its game with a ``timeout`` fault, and so every game it is due to play while its
+  host is still starting and nothing else can be played, each a fault that counts towards
+  disqualification; the host goes on starting (within its ``startup_time``) and plays as soon
+  as it is ready.
 
 Without control groups (the unsandboxed fallback) a start cannot be kept off the CPU that play
 needs, so hosts start in the game that needs them, as before; a restart then has
@@ -44,10 +46,11 @@ class _Start:
     """
 
     def __init__(
-        self, host: HostHandle, deadline: float | None, prepare: Callable[[], object] | None
+        self, host: HostHandle, allowance: float | None, prepare: Callable[[], object] | None
     ) -> None:
         self.host = host
-        self.deadline = deadline  # when the games stop waiting for it (None: its own limit)
+        #: Seconds the games may still wait for it (None: as long as the start itself may take).
+        self.allowance = allowance
         self.ready = threading.Event()
         self.error: BaseException | None = None
         self._prepare = prepare
@@ -69,7 +72,7 @@ class _Start:
     @property
     def late(self) -> bool:
         """Whether the games stopped waiting for it."""
-        return self.deadline is not None and time.monotonic() >= self.deadline
+        return self.allowance is not None and self.allowance <= 0
 
     def release(self) -> None:
         """Let the thread end: its host has been killed."""
@@ -121,21 +124,30 @@ class BudgetedHost(BotHandle):
         begin now, and the bot forfeits it."""
         return self._start is not None and not self._start.ready.is_set() and self._start.late
 
+    def charge(self, seconds: float) -> None:
+        """Count ``seconds`` the games waited for this bot's host against its restart
+        allowance (a first start has none)."""
+        begun = self._start
+        if begun is not None and begun.allowance is not None and not begun.ready.is_set():
+            begun.allowance -= seconds
+
     def start(self, seat: int, players: int, variant: str, seed: int) -> None:
         """Queue the round's news for the host, once it has started: waiting for a background
-        start until its deadline (a host still starting then is a
+        start for what is left of its allowance (a host still starting then is a
         :class:`~arena.errors.BotTimeoutError`, and so is a start that failed), or starting it
         here where hosts do not start in the background."""
         self.begin()
         begun = self._start
         if begun is not None:
-            left = None if begun.deadline is None else max(0.0, begun.deadline - time.monotonic())
-            if not begun.ready.wait(left):
+            waiting = time.monotonic()
+            begun.ready.wait(None if begun.allowance is None else max(0.0, begun.allowance))
+            self.charge(time.monotonic() - waiting)
+            if not begun.ready.is_set():
                 self._late = True
                 raise BotTimeoutError(
-                    f"the bot's host was not ready within its restart allowance of "
-                    f"{self.restart_time:g} s after its last fault (--restart-time); it forfeits "
-                    "each game until its host has started"
+                    f"the games waited the bot's restart allowance of {self.restart_time:g} s "
+                    "(--restart-time) for its host after its last fault; it forfeits each game "
+                    "it is due in until its host has started"
                 )
             if begun.error is not None:
                 self._start = None  # the failed host is gone, and its thread with it
@@ -161,7 +173,7 @@ class BudgetedHost(BotHandle):
         if begun is not None:
             begun.release()
         if self.background:
-            self._start = _Start(self.host, time.monotonic() + self.restart_time, None)
+            self._start = _Start(self.host, self.restart_time, None)
         else:
             self.host.startup_time = min(self.host.startup_time, self.restart_time)
 

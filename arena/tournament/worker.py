@@ -196,9 +196,11 @@ class BlockPlayer:
         :data:`LOOKAHEAD` of ``left`` whose disqualifications the games not yet played cannot
         change (starting the hosts of those it looks at): the first whose hosts are ready,
         else the first whose hosts are ready or late (a late bot forfeits it), else, once
-        one is, after waiting."""
+        one is, after waiting (which counts against the restart allowance of every host
+        waited for)."""
         while True:
             late: tuple[ScheduledGame, dict[str, int]] | None = None
+            waiting: list[BudgetedHost] = []
             for game in left[:LOOKAHEAD]:
                 counts = self._counts(before, ahead, game, left)
                 if counts is None:
@@ -211,9 +213,13 @@ class BlockPlayer:
                     return game, counts
                 if late is None and all(host.ready or host.late for host in hosts):
                     late = game, counts
+                waiting += [host for host in hosts if not host.ready]
             if late is not None:
                 return late
+            idle = time.monotonic()
             time.sleep(WAIT_STEP)
+            for host in set(waiting):  # the field waits for them: their restarts' allowance
+                host.charge(time.monotonic() - idle)
 
     def _counts(
         self,
