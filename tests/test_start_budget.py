@@ -5,9 +5,11 @@ sleeps SECONDS in ``warm_up`` at every start of its host and crashes in every se
 host plays, so that every restart costs the whole start again. Before the start budget, a
 worker restarted it inside the game that needed it, and the field waited: a 72-game tournament
 with ``slow-crasher[seconds=20]`` took 135 s where the same field without it took 11 s. Now its
-restarts start in the background, its games wait for a restart at most ``--restart-time``
-seconds after the fault, and the games whose hosts are ready are played meanwhile, without
-changing a record (``test_records_do_not_depend_on_the_order_games_are_played_in``).
+restarts start in the background, the games wait for a restart ``--restart-time`` seconds at
+most, and the games whose hosts are ready are played meanwhile, without changing a record
+(``test_records_do_not_depend_on_the_order_games_are_played_in``). What stays is the crasher's
+first start, which is its right: the tournament takes that start, one restart allowance and at
+most 3 times the field's own time.
 """
 
 from __future__ import annotations
@@ -101,8 +103,11 @@ def check_slow_crasher(
 def test_a_slow_crasher_does_not_hold_up_the_field(
     bubblewrap: None, tmp_path: Path, installed: Callable[..., None]
 ) -> None:
-    """``slow-crasher[seconds=20]``: before the start budget 135 s against 11 s without it."""
-    check_slow_crasher(tmp_path, 20.0, installed, lambda alone: 3 * alone)
+    """``slow-crasher[seconds=20]``: before the start budget 135 s against 11 s without it (a
+    whole start waited for at every crash). Its first start is its right (up to 120 s), and the
+    field alone may take less than it; beyond that start and one restart allowance (10 s, the
+    workers waiting in parallel), the tournament takes at most 3 times the field's time."""
+    check_slow_crasher(tmp_path, 20.0, installed, lambda alone: 20 + 10 + 3 * alone)
 
 
 @pytest.mark.slow
@@ -110,8 +115,8 @@ def test_the_110_s_crasher_of_the_issue(
     bubblewrap: None, tmp_path: Path, installed: Callable[..., None]
 ) -> None:
     """The issue's crasher (110 s at every start; 999 s for the 72 games before): its first
-    start is allowed (120 s), so the tournament takes that long, and its restarts add at most
-    one restart allowance per worker, not a start per crash."""
+    start is allowed (120 s), so the tournament takes that long, and its restarts add one
+    restart allowance (the workers waiting in parallel), not a start per crash."""
     check_slow_crasher(tmp_path, 110.0, installed, lambda alone: 110 + 10 + 3 * alone)
 
 
