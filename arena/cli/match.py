@@ -21,6 +21,7 @@ from arena.cli.options import (
     isolation_options,
     json_option,
     move_time_option,
+    restart_time_option,
     secret_option,
     seed_option,
     variant_option,
@@ -75,6 +76,7 @@ from arena.cli.options import (
 @secret_option
 @move_time_option
 @isolation_options
+@restart_time_option
 @click.option(
     "--workers",
     type=click.IntRange(min=1),
@@ -110,6 +112,7 @@ def match(
     sandbox: str,
     memory_mb: int,
     max_faults: int | None,
+    restart_time: float | None,
     workers: int | None,
     resume_id: int | None,
     db_url: str | None,
@@ -201,6 +204,7 @@ def _play(
     from arena.tournament.memory import available_memory, plan_workers, protect_arena
     from arena.tournament.pool import LocalPool, default_workers
     from arena.tournament.runner import run_tournament, start, worker_setup
+    from arena.tournament.start_budget import RESTART_TIME
 
     pairs = min(pairs_for(most), len(plan.decks))
     if pairs < pairs_for(most):
@@ -224,7 +228,11 @@ def _play(
         entries = [catalog.bots[e.bot] for e in plan.entrants if e.bot in catalog.bots]
         compile_trusted(box, entries, plan.spec.variant)
         store.record_sandbox(tid, box.enforcement())
-        setup = worker_setup(plan, box, memory_mb)
+        restart = ctx.params["restart_time"]
+        setup = replace(
+            worker_setup(plan, box, memory_mb),
+            restart_time=RESTART_TIME if restart is None else restart,
+        )
         if host_memory is not None:
             setup = replace(setup, host_memory_mb=host_memory)
         kind = "public" if plan.public_decks else "secret"

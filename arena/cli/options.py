@@ -117,6 +117,21 @@ def _keep(ctx: click.Context, param: click.Parameter, value: Any) -> Any:
     return value
 
 
+def restart_time_option(f: F) -> F:
+    """``--restart-time``: how long a tournament's games wait for a bot's restart after its
+    fault (:mod:`arena.tournament.start_budget`; ``None``: its default)."""
+    return click.option(
+        "--restart-time",
+        type=click.FloatRange(min=0, min_open=True, max=86400),
+        default=None,
+        metavar="SECONDS",
+        help="After a bot's fault its host restarts in the background while other games are "
+        "played; its games wait for the restart at most this long after the fault, and each "
+        "game it is due in while still starting is a timeout fault (its first start has "
+        "120 s). Default: 10.",
+    )(f)
+
+
 def isolation_options(f: F) -> F:
     """``--sandbox``, the limits of each bot (``--memory-mb``, ``--processes``,
     ``--scratch-mb``) and ``--max-faults``: how bot hosts run. The command passes ``sandbox``

@@ -23,6 +23,7 @@ from arena.cli.options import (
     move_time_option,
     parse_anchor,
     report_compile_errors,
+    restart_time_option,
     secret_option,
     seed_option,
     start_compiling,
@@ -72,6 +73,7 @@ if TYPE_CHECKING:
 )
 @move_time_option
 @isolation_options
+@restart_time_option
 @click.option(
     "--workers",
     type=click.IntRange(min=1),
@@ -137,6 +139,7 @@ def tournament(
     sandbox: str,
     memory_mb: int,
     max_faults: int | None,
+    restart_time: float | None,
     workers: int | None,
     executor: str,
     ray_address: str | None,
@@ -174,6 +177,7 @@ def tournament(
         start,
         worker_setup,
     )
+    from arena.tournament.start_budget import RESTART_TIME
     from leaderboard.store import Store
 
     pinned = parse_anchor(anchor)
@@ -262,7 +266,11 @@ def tournament(
         entries = [catalog.bots[e.bot] for e in order if e.bot in catalog.bots]
         compiling = start_compiling(box, entries, plan.spec.variant)
         store.record_sandbox(tid, box.enforcement())
-        setup = replace(worker_setup(plan, box, memory_mb), await_kernels=compiling.names)
+        setup = replace(
+            worker_setup(plan, box, memory_mb),
+            await_kernels=compiling.names,
+            restart_time=RESTART_TIME if restart_time is None else restart_time,
+        )
         if host_memory is not None:
             setup = replace(setup, host_memory_mb=host_memory)
         factory, where = _executor(plan, setup, executor, ray_address, workers, sandbox, hide)

@@ -375,6 +375,14 @@ class BotGroup:
                 for inner in ("held", "bot"):
                     _thaw_dir(path / inner)
 
+    def set_cpu_weight(self, low: bool) -> None:
+        """Give the group the least CPU weight (``low``: its processes run when the core is
+        otherwise idle) or the usual one."""
+        if self.hierarchy.version == 2:
+            _write(self.dirs[""] / "cpu.weight", "1" if low else "100")
+        else:
+            _write(self.dirs["cpu"] / "cpu.shares", "2" if low else "1024")
+
     def pids(self) -> list[int]:
         """The processes in the group now (with those of a :class:`HeldGroup` in it)."""
         found: set[int] = set()

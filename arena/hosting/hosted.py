@@ -172,16 +172,22 @@ class HostHandle(BotHandle):
         self._scratch: ScratchSnapshot | None = None
         self._keep: set[int] = set()  # outside pids of bubblewrap, its init and the held process
         self._pipes: set[int] = set()
+        #: Whether the host starts at the least CPU weight, getting the core only when play
+        #: leaves it idle (a start in the background, beside games being played).
+        self.idle_start = False
 
     # --- process ------------------------------------------------------------------------------
 
     def terminate(self) -> None:
         """Kill the host's processes now; safe from any thread (the thread using the handle
         then sees the host gone)."""
-        proc = self._proc
+        proc, host = self._proc, self._host
         if proc is not None and proc.poll() is None:
             with contextlib.suppress(ProcessLookupError, PermissionError):
                 os.killpg(proc.pid, signal.SIGKILL)
+            if host is not None:
+                with contextlib.suppress(OSError):
+                    host.thaw()  # a frozen process dies only once it runs
 
     def memory_bytes(self) -> int | None:
         """The memory the bot's processes use now (``None``: not running, or not measured)."""
@@ -191,6 +197,12 @@ class HostHandle(BotHandle):
     def running(self) -> bool:
         """Whether the host process is alive."""
         return self._proc is not None and self._proc.poll() is None
+
+    def launch(self) -> None:
+        """Start the host now, if it is not running (a round's :meth:`start` then only queues
+        its news); a start that fails raises the fault, as :meth:`start` does."""
+        if self._proc is None:
+            self._launch()
 
     def _launch(self) -> None:
         argv = [
@@ -214,6 +226,8 @@ class HostHandle(BotHandle):
         self._buffer = b""
         self.limit_hit = None
         self._host = self.sandbox.launch(argv, binds)
+        if self.idle_start:
+            self._idle(True)
         self._proc = proc = self._host.process
         self.starts += 1
         assert self._proc.stdout is not None
@@ -242,6 +256,15 @@ class HostHandle(BotHandle):
         if self._fork_mode() == "held":
             self._hold(int(hello.get("pid", 0)))
         self._host.freeze()
+        if self.idle_start:
+            self._idle(False)
+
+    def _idle(self, low: bool) -> None:
+        """Give the host the least CPU weight (``low``) or the usual one, where a control
+        group holds it (see :meth:`~arena.hosting.cgroups.BotGroup.set_cpu_weight`)."""
+        if self._host is not None and self._host.group is not None:
+            with contextlib.suppress(OSError):
+                self._host.group.set_cpu_weight(low)
 
     def _kill(self) -> None:
         proc, self._proc = self._proc, None

@@ -7,8 +7,10 @@ referee. Disqualification follows the fault counts the coordinator hands over wi
 coordinator checks the outcome against the full count (see
 :mod:`arena.tournament.disqualification`).
 
-Host processes must be started from the thread that keeps using them (see
-:class:`~arena.hosting.hosted.HostHandle`), so a player is used from one thread only.
+Hosts start in the background where control groups keep a start off the CPU that play needs,
+and a block's games whose hosts are ready go first (:mod:`arena.tournament.start_budget`: a
+slow bot's restarts keep the field waiting ``restart_time`` seconds at most). A player is used
+from one thread only.
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ import time
 from collections import OrderedDict
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from functools import partial
 
 from arena.errors import BotDisqualifiedError, MemoryShortageError
 from arena.hosting import cgroups
@@ -28,9 +31,14 @@ from arena.hosting.sandbox import Sandbox, choose_sandbox
 from arena.referee.play import INTERNAL, UNCOUNTED, Referee, unexpected_error
 from arena.referee.records import Fault, GameRecord
 from arena.tournament.schedule import ScheduledGame
+from arena.tournament.start_budget import RESTART_TIME, BudgetedHost
 
 #: Host processes a worker keeps alive at most (each holds a Python interpreter and its bot).
 MAX_HOSTS = 40
+#: How many of a block's next games a worker looks at for one whose hosts are ready.
+LOOKAHEAD = 8
+#: Seconds between looks when every one of them waits for a host to start.
+WAIT_STEP = 0.02
 #: Memory the host processes of one worker may hold together (MiB), by default: 40% of the
 #: machine's memory shared among the default number of workers.
 HOST_MEMORY_SHARE = 0.4
@@ -65,7 +73,9 @@ class WorkerSetup:
     count it), alive between games: before each game, the hosts it does not seat, as measured,
     and its seats' hosts at their full ``memory_mb`` fit in ``host_memory_mb``, which is also
     the kernel's limit on the worker's hosts together (:func:`~arena.hosting.cgroups.limit_hosts`;
-    the arena plans it with :mod:`arena.tournament.memory`).
+    the arena plans it with :mod:`arena.tournament.memory`). A bot's games wait for its host's
+    restart after a fault at most ``restart_time`` seconds (see
+    :mod:`arena.tournament.start_budget`).
     """
 
     variant: str
@@ -80,6 +90,7 @@ class WorkerSetup:
     #: The arena's own bots whose kernels the trusted compile step is still compiling while the
     #: tournament starts: a worker waits for a bot's kernels before starting its host.
     await_kernels: tuple[str, ...] = ()
+    restart_time: float = RESTART_TIME
 
 
 @dataclass(frozen=True)
@@ -134,14 +145,14 @@ class BlockPlayer:
             distribution, colon, _ = plugin.partition(":")
             self.sandbox.check(name, distribution if colon else "")
         self.referee = Referee(setup.variant, setup.move_time, setup.max_faults)
-        self._hosts: OrderedDict[str, HostHandle] = OrderedDict()
+        self._hosts: OrderedDict[str, BudgetedHost] = OrderedDict()
         hierarchy = self.sandbox.hierarchy if self.sandbox.isolated else None
         if hierarchy is not None and setup.host_memory_mb:
             # without it the hosts' scores still make the kernel kill them first
             with contextlib.suppress(cgroups.CgroupError):
                 cgroups.limit_hosts(hierarchy, setup.host_memory_mb << 20)
 
-    def _handles(self, seats: Sequence[str]) -> list[HostHandle]:
+    def _handles(self, seats: Sequence[str]) -> list[BudgetedHost]:
         """The hosts of ``seats`` (kept alive from earlier games where possible), after closing
         the least recently used others while the worker holds more than ``max_hosts`` hosts or
         the others' memory (measured) and the seats' full limits together are more than
@@ -156,11 +167,11 @@ class BlockPlayer:
                 if plugin is None:
                     raise KeyError(f"entrant {name!r} is not in this tournament")
                 bot = name.partition("[")[0]
-                if bot in self.setup.await_kernels:
-                    wait_compiled(bot)
-                handle = HostHandle(
+                compiled = partial(wait_compiled, bot) if bot in self.setup.await_kernels else None
+                host = HostHandle(
                     name, plugin, sandbox=self.sandbox, memory_mb=self.setup.memory_mb
                 )
+                handle = BudgetedHost(host, self.setup.restart_time, compiled)
             self._hosts[name] = handle
             handles.append(handle)
         if not added:  # the pool only grows when a host is added: nothing to measure
@@ -182,11 +193,93 @@ class BlockPlayer:
         return handles
 
     def play(self, task: BlockTask) -> BlockResult:
-        """Play the block's games in order and return their outcomes."""
+        """Play the block's games and return their outcomes, in the block's order.
+
+        A game whose hosts are still starting waits while later games whose hosts are ready
+        are played (see :mod:`arena.tournament.start_budget`), but only where that cannot
+        change who is disqualified in either: each game is played with exactly the fault
+        counts of the games before it in the block's order.
+        """
         begun = time.perf_counter()
-        self.referee.fault_counts = dict(task.fault_counts)
-        outcomes = [self._play_one(game) for game in task.games]
-        return BlockResult(task.block, tuple(outcomes), time.perf_counter() - begun)
+        left = list(task.games)
+        outcomes: dict[int, GameOutcome] = {}
+        before = dict(task.fault_counts)  # with the faults of every game before left[0]
+        ahead: dict[int, list[str]] = {}  # who faulted in each game played ahead of left[0]
+        while left:
+            game, counts = self._next(before, ahead, left)
+            left.remove(game)
+            self.referee.fault_counts = counts
+            outcomes[game.index] = self._play_one(game)
+            ahead[game.index] = faulted(outcomes[game.index].record)
+            while ahead and (not left or min(ahead) < left[0].index):
+                for name in ahead.pop(min(ahead)):
+                    before[name] = before.get(name, 0) + 1
+        ordered = tuple(outcomes[game.index] for game in task.games)
+        return BlockResult(task.block, ordered, time.perf_counter() - begun)
+
+    def _next(
+        self, before: dict[str, int], ahead: dict[int, list[str]], left: list[ScheduledGame]
+    ) -> tuple[ScheduledGame, dict[str, int]]:
+        """The next game to play, and the fault counts to play it with, among the first
+        :data:`LOOKAHEAD` of ``left`` whose disqualifications the games not yet played cannot
+        change (starting the hosts of those it looks at): the first whose hosts are ready,
+        else the first whose hosts are ready or late (a late bot forfeits it), else, once
+        one is, after waiting (which counts against the restart allowance of every host
+        waited for)."""
+        while True:
+            late: tuple[ScheduledGame, dict[str, int]] | None = None
+            waiting: list[BudgetedHost] = []
+            for game in left[:LOOKAHEAD]:
+                counts = self._counts(before, ahead, game, left)
+                if counts is None:
+                    continue
+                playing = [n for n in game.seats if not self._out(n, counts)]
+                hosts = self._handles(playing) if playing else []
+                for host in hosts:
+                    host.begin()
+                if all(host.ready for host in hosts):
+                    return game, counts
+                if late is None and all(host.ready or host.late for host in hosts):
+                    late = game, counts
+                waiting += [host for host in hosts if not host.ready]
+            if late is not None:
+                return late
+            idle = time.monotonic()
+            time.sleep(WAIT_STEP)
+            for host in set(waiting):  # the field waits for them: their restarts' allowance
+                host.charge(time.monotonic() - idle)
+
+    def _counts(
+        self,
+        before: dict[str, int],
+        ahead: dict[int, list[str]],
+        game: ScheduledGame,
+        left: list[ScheduledGame],
+    ) -> dict[str, int] | None:
+        """The fault counts ``game`` is played with (those of every game before it in the
+        block's order), or ``None`` while a game before it not played yet could still change
+        whether one of its seats is disqualified."""
+        counts = dict(before)
+        for index, names in ahead.items():
+            if index < game.index:
+                for name in names:
+                    counts[name] = counts.get(name, 0) + 1
+        unknown: dict[str, int] = {}
+        for earlier in left:
+            if earlier.index >= game.index:
+                break
+            for name in earlier.seats:
+                unknown[name] = unknown.get(name, 0) + 1
+        for name in game.seats:
+            worst = {name: counts.get(name, 0) + unknown.get(name, 0)}
+            if self._out(name, counts) != self._out(name, worst):
+                return None
+        return counts
+
+    def _out(self, name: str, counts: dict[str, int]) -> bool:
+        """Whether ``name`` is disqualified with ``counts``."""
+        limit = self.setup.max_faults
+        return limit is not None and counts.get(name, 0) >= limit
 
     def _play_one(self, game: ScheduledGame) -> GameOutcome:
         """Play ``game``. A game whose every seat is disqualified is not played: it is recorded
@@ -207,7 +300,7 @@ class BlockPlayer:
         for _ in range(1 + SHORTAGE_REPLAYS):
             self.referee.fault_counts = dict(counts)
             try:
-                handles: Sequence[HostHandle] = self._handles(game.seats)
+                handles: Sequence[BudgetedHost] = self._handles(game.seats)
                 deck = self.setup.decks[game.deck]
                 for host in handles:  # a process never plays a deck twice (arena.hosting.epochs)
                     host.new_game(deck)
