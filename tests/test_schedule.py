@@ -6,12 +6,64 @@ import pytest
 
 from arena.seeds import derive_seed, seed_deriver
 from arena.tournament.disqualification import DisqualificationLedger, Verdict
-from arena.tournament.schedule import blocks, game_key, group_size, round_robin
+from arena.tournament.schedule import (
+    DECK_RUN,
+    LONE_TABLE_RUN,
+    blocks,
+    game_key,
+    group_size,
+    round_robin,
+)
 
 
 def test_pairs_play_every_deck_twice_with_seats_swapped():
     games = round_robin(["a", "b", "c"], decks=2, players=2, repeat=1, seed=5)
     assert len(games) == 2 * 3 * 2  # decks x pairs x rotations
+    # each seating plays the run's decks one after the other (here both decks are one run)
+    assert [(g.seats, g.deck) for g in games] == [
+        (("a", "b"), 0),
+        (("a", "b"), 1),
+        (("b", "a"), 0),
+        (("b", "a"), 1),
+        (("a", "c"), 0),
+        (("a", "c"), 1),
+        (("c", "a"), 0),
+        (("c", "a"), 1),
+        (("b", "c"), 0),
+        (("b", "c"), 1),
+        (("c", "b"), 0),
+        (("c", "b"), 1),
+    ]
+    assert [g.index for g in games] == list(range(12))
+    assert len({g.key for g in games}) == 12
+
+
+def test_a_bot_plays_a_run_of_different_decks_before_any_deck_again():
+    games = round_robin(["a", "b", "c"], decks=DECK_RUN + 4)
+    assert {g.deck for g in games[:DECK_RUN]} == set(range(DECK_RUN))  # ("a", "b") on the run
+    assert [g.deck for g in games[6 * DECK_RUN :]] == [DECK_RUN, DECK_RUN + 1, DECK_RUN + 2,
+                                                       DECK_RUN + 3] * 6  # fmt: skip
+    # each bot's games, cut where a deck comes again (a fresh process): one stretch per seating
+    # of the first run (two tables, two rotations), and the second run's decks are new to the
+    # last stretch until its second seating: three more
+    for bot in "abc":
+        stretches, seen = 1, set()
+        for game in games:
+            if bot in game.seats:
+                if game.deck in seen:
+                    stretches, seen = stretches + 1, set()
+                seen.add(game.deck)
+        assert stretches == 4 + 3, bot
+
+
+def test_a_lone_table_plays_short_runs_so_that_a_match_block_holds_whole_pairs():
+    games = round_robin(["a", "b"], decks=20)
+    assert [g.deck for g in games[: 2 * LONE_TABLE_RUN]] == list(range(LONE_TABLE_RUN)) * 2
+    assert {g.seats for g in games[:LONE_TABLE_RUN]} == {("a", "b")}
+
+
+def test_tournaments_stored_before_runs_keep_their_order():
+    games = round_robin(["a", "b", "c"], decks=2, runs=False)
     assert [g.seats for g in games[:6]] == [
         ("a", "b"),
         ("b", "a"),
@@ -21,8 +73,6 @@ def test_pairs_play_every_deck_twice_with_seats_swapped():
         ("c", "b"),
     ]
     assert [g.deck for g in games] == [0] * 6 + [1] * 6
-    assert [g.index for g in games] == list(range(12))
-    assert len({g.key for g in games}) == 12
 
 
 def test_three_player_tables_play_every_cyclic_rotation():
@@ -89,7 +139,8 @@ def test_blocks_cover_the_games_in_order():
 
 
 def ledger_for(max_faults: int | None) -> tuple[DisqualificationLedger, list]:
-    games = round_robin(["x", "y", "z"], decks=2)  # 12 games, x in 8 of them
+    # 12 games, x in 8 of them, in the order deck, table, rotation (one deck a run)
+    games = round_robin(["x", "y", "z"], decks=2, runs=False)
     return DisqualificationLedger(games, max_faults), games
 
 
@@ -155,7 +206,7 @@ def test_a_large_field_is_played_tile_by_tile():
     # each tile once, in order, consecutive tiles sharing a group where they can
     assert tile_order == [(0,), (0, 1), (0, 2), (1,), (1, 2), (2,)]
     first = [g for g in games if tuple(sorted({group[n] for n in g.seats})) == (0,)]
-    assert [g.deck for g in first] == [0] * (16 * 15) + [1] * (16 * 15)  # decks inside a tile
+    assert [g.deck for g in first] == [0, 1] * (16 * 15)  # decks inside a tile, a seating at once
     # the hosts a worker needs at once stay bounded: at most two groups
     assert (
         max(len({n for g in games[i : i + 500] for n in g.seats}) for i in range(0, 3000, 500))
@@ -166,5 +217,7 @@ def test_a_large_field_is_played_tile_by_tile():
 
 def test_a_field_of_one_group_keeps_every_table_on_the_first_decks_first():
     entrants = [f"bot{i}" for i in range(group_size(2))]
-    games = round_robin(entrants, decks=3)
-    assert [g.deck for g in games] == sorted(g.deck for g in games)
+    games = round_robin(entrants, decks=2 * DECK_RUN + 1)
+    runs = [g.deck // DECK_RUN for g in games]
+    assert runs == sorted(runs)  # every table on the first run before any on the next
+    assert len(games[: runs.index(1)]) == len(entrants) * (len(entrants) - 1) * DECK_RUN

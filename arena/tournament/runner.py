@@ -297,10 +297,10 @@ def _plan(
             f"tournament {tournament_id}: its stored additions {list(spec.additions)} do not "
             f"end its entrants {names}"
         )
-    # A tournament stored before tournaments had secrets keeps its games' seeds.
+    # A tournament stored before tournaments had secrets keeps its games' seeds and order.
     games_seed = spec.seed if secret is None else secret
     schedule = grown_schedule(
-        stages, len(decks), spec.players, spec.repeat, games_seed, spec.gauntlet
+        stages, len(decks), spec.players, spec.repeat, games_seed, spec.gauntlet, secret is not None
     )
     return Plan(
         spec,

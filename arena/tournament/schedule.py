@@ -4,13 +4,18 @@ Every table of ``players`` entrants (every pair by default) plays every deck in 
 rotation: with two players each deck twice with the seats swapped (duplicate play), so the luck
 of the deal cancels. ``repeat`` plays the whole set of decks again with other bot seeds.
 
-The order is repeat, then *tile*, then deck, then table, then rotation. Entrants are taken in
-groups of :func:`group_size` (16 at tables of two); a tile is the set of groups a table's
-entrants come from, and tiles come in lexicographic order, so consecutive tiles share a group. A
-worker then needs the hosts of at most a few groups at a time, whatever the size of the field,
-and starts each bot's host a few times in the whole tournament instead of once per game. A field
-no larger than one group is one tile: every table on the first decks comes before any table on the
-later ones, so a tournament stopped early has played every table on the first decks. A game's
+The order is repeat, then *tile*, then *run* of decks, then table, then rotation, then deck.
+Entrants are taken in groups of :func:`group_size` (16 at tables of two); a tile is the set of
+groups a table's entrants come from, and tiles come in lexicographic order, so consecutive tiles
+share a group. A worker then needs the hosts of at most a few groups at a time, whatever the size
+of the field, and starts each bot's host a few times in the whole tournament instead of once per
+game. A run is :data:`DECK_RUN` consecutive decks (:data:`LONE_TABLE_RUN` where a tile is one
+table, as in a match, so that a match block completes its pairs): each seating plays the run's
+decks one after the other, so a bot plays that many different decks before any deck again, and
+its host needs a fresh process (:mod:`arena.hosting.epochs`: no process plays a deck twice) once
+per run and seating, not once per game. A field no larger than one group is one tile: every table
+on the first run of decks comes before any table on the later ones, so a tournament stopped early
+has played every table on the first decks. A game's
 seed derives from the tournament seed and its key alone: records do not depend on which worker
 played a game, in which block, or how often the run was interrupted.
 """
@@ -24,6 +29,11 @@ from itertools import combinations
 from math import comb
 
 from arena.seeds import seed_deriver
+
+#: Decks each seating plays in a row (see the module's description).
+DECK_RUN = 36
+#: Decks in a row where a tile is a single table: a match's 16-game block is 8 pairs.
+LONE_TABLE_RUN = 8
 
 
 @dataclass(frozen=True, slots=True)
@@ -93,10 +103,13 @@ def round_robin(
     *,
     keep: Callable[[tuple[str, ...]], bool] | None = None,
     first: int = 0,
+    runs: bool = True,
 ) -> list[ScheduledGame]:
-    """The schedule: for each repetition, tile, deck and table of the tile, the table in every
-    seat rotation. ``keep`` leaves out the tables it is false for (the order of the others does
-    not change); ``first`` is the index of the first game."""
+    """The schedule: for each repetition, tile and run of decks, each table of the tile in every
+    seat rotation on each deck of the run. ``keep`` leaves out the tables it is false for (the
+    order of the others does not change); ``first`` is the index of the first game; without
+    ``runs`` every run is one deck (the order of tournaments stored before runs: deck, then
+    table, then rotation)."""
     if decks < 1:
         raise ValueError("a tournament needs at least one deck")
     if repeat < 1:
@@ -115,12 +128,14 @@ def round_robin(
                 for rotation in range(players)
                 for seats in [table[rotation:] + table[:rotation]]
             ]
-            for d in range(decks):
+            run = 1 if not runs else DECK_RUN if len(tile_tables) > 1 else LONE_TABLE_RUN
+            for start in range(0, decks, run):
                 for rotation, seats, text in seatings:
-                    key = _key(r, d, text)
-                    seed_ = game_seed(key)
-                    index = first + len(games)
-                    games.append(ScheduledGame(index, key, d, r, rotation, seats, seed_))
+                    for d in range(start, min(decks, start + run)):
+                        key = _key(r, d, text)
+                        seed_ = game_seed(key)
+                        index = first + len(games)
+                        games.append(ScheduledGame(index, key, d, r, rotation, seats, seed_))
     return games
 
 
@@ -131,6 +146,7 @@ def grown_schedule(
     repeat: int = 1,
     seed: int = 0,
     gauntlet: str | None = None,
+    runs: bool = True,
 ) -> list[ScheduledGame]:
     """The schedule of a tournament whose entrants came in ``stages``: the entrants it was
     created with, then each group of entrants added to it. The first stage's games come first,
@@ -144,7 +160,9 @@ def grown_schedule(
     for number, stage in enumerate(stages):
         field += stage
         keep = _seating(frozenset(stage) if number else None, gauntlet)
-        games += round_robin(field, decks, players, repeat, seed, keep=keep, first=len(games))
+        games += round_robin(
+            field, decks, players, repeat, seed, keep=keep, first=len(games), runs=runs
+        )
     return games
 
 
