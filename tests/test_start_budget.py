@@ -173,9 +173,12 @@ def test_records_do_not_depend_on_the_order_games_are_played_in(
     bots = ("crasher", "slow-crasher[seconds=2.0]", "honest")
     spec = TournamentSpec(decks="random:2:1", bots=bots, seed=3, max_faults=1)
     plan = plan_tournament(spec, catalog)
-    assert [game.seats for game in plan.schedule[:3]] == [
-        ("crasher", "slow-crasher[seconds=2.0]"),
-        ("slow-crasher[seconds=2.0]", "crasher"),
+    slow = "slow-crasher[seconds=2.0]"
+    assert [game.seats for game in plan.schedule[:5]] == [
+        ("crasher", slow),
+        ("crasher", slow),
+        (slow, "crasher"),
+        (slow, "crasher"),
         ("crasher", "honest"),
     ]
     setup = worker_setup(plan, sandbox)

@@ -87,19 +87,21 @@ def test_records_do_not_depend_on_workers_or_blocks_even_with_disqualification(
 def test_games_between_disqualified_bots_are_skipped_and_stored(
     catalog: Any, tmp_path: Path
 ) -> None:
-    spec = TournamentSpec(decks="random:2:1", bots=("crasher", "liar", "honest"), max_faults=1)
+    spec = TournamentSpec(decks="random:2:1", bots=("honest", "crasher", "liar"), max_faults=1)
     plan = plan_tournament(spec, catalog)
     store, summary = run(plan, f"sqlite:///{tmp_path}/t.db", workers=2)
-    # deck 0: crasher crashes in game 0 and liar answers illegally in game 4; on deck 1 both
-    # are disqualified, so their two games there are skipped: stored unplayed, never a gap
-    assert (summary.played, summary.skipped) == (10, 2)
+    # crasher crashes against honest (game 0) and liar answers illegally against honest (game
+    # 8); by then both are disqualified, so their four games together are skipped: stored
+    # unplayed, never a gap
+    assert (summary.played, summary.skipped) == (8, 4)
     records = {g.key: g.record for g in store.stored_games(summary.tournament_id)}
     assert len(records) == len(plan.schedule) == 12
-    for seats in ('["crasher","liar"]', '["liar","crasher"]'):
-        record = records[f"repeat=0/deck=1/seats={seats}"]
-        assert (record.end_reason, record.winners, record.actions) == ("skipped", [], [])
-        assert [f.kind for f in record.faults] == ["disqualified", "disqualified"]
-        assert record.void  # not rated
+    for deck in (0, 1):
+        for seats in ('["crasher","liar"]', '["liar","crasher"]'):
+            record = records[f"repeat=0/deck={deck}/seats={seats}"]
+            assert (record.end_reason, record.winners, record.actions) == ("skipped", [], [])
+            assert [f.kind for f in record.faults] == ["disqualified", "disqualified"]
+            assert record.void  # not rated
     again = run(plan, store.url, workers=1)[1]
     assert (again.stored_before, again.played, again.skipped, again.complete) == (12, 0, 0, True)
 

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import re
 import shutil
 import stat
 from dataclasses import dataclass, field
@@ -59,6 +60,11 @@ _HARMLESS = {"/dev/null", "/dev/urandom"}
 _SHARED_MEMORY = ("/dev/zero", "/memfd:", "/SYSV", "[anon_shmem]", "/dev/shm/")
 
 
+#: A line of ``/proc/PID/maps`` for a shared mapping (permissions ``rw-s`` and the like), with
+#: what it maps (empty: anonymous).
+_SHARED_MAPPING = re.compile(rb"^\S+ [r-][w-][x-]s \S+ \S+ \S+ *(.*)$", re.MULTILINE)
+
+
 def check_held(pid: int, pipes: set[int], scratch: str = "/tmp") -> None:
     """Raise :class:`EpochError` if the held process ``pid`` keeps what could carry memory from
     one served process into the next: another thread, a signal handler or blocked signal, an open
@@ -86,14 +92,12 @@ def check_held(pid: int, pipes: set[int], scratch: str = "/tmp") -> None:
         ):
             continue
         raise EpochError(f"an open descriptor {name} ({target}) after warm_up")
-    with open(f"/proc/{pid}/maps", encoding="utf-8", errors="replace") as f:
-        for line in f:
-            parts = line.split(None, 5)
-            if len(parts) < 2 or parts[1][3] != "s":
-                continue
-            path = parts[5].strip() if len(parts) > 5 else "[anon_shmem]"
-            if path.startswith(_SHARED_MEMORY) or path.startswith(scratch) or "(deleted)" in path:
-                raise EpochError(f"shared memory after warm_up ({path})")
+    with open(f"/proc/{pid}/maps", "rb") as f:
+        maps = f.read()
+    for found in _SHARED_MAPPING.finditer(maps):
+        path = found.group(1).decode("utf-8", "replace").strip() or "[anon_shmem]"
+        if path.startswith(_SHARED_MEMORY) or path.startswith(scratch) or "(deleted)" in path:
+            raise EpochError(f"shared memory after warm_up ({path})")
 
 
 @dataclass
@@ -134,26 +138,26 @@ class ScratchSnapshot:
     def restore(self) -> int:
         """Remove what changed since :meth:`take`; returns how many entries were removed."""
         removed = 0
+        root = f"{self.root}/"
         for rel, (inode, ctime) in list(self.files.items()):
-            path = self.root / rel
             try:
-                info = os.lstat(path)
+                info = os.lstat(root + rel)
             except FileNotFoundError:
                 del self.files[rel]
                 continue
             if info.st_ino != inode or info.st_ctime_ns != ctime:
-                _remove(path)
+                _remove(self.root / rel)
                 del self.files[rel]
                 removed += 1
         for rel, ctime in list(self.dirs.items()):
-            path = self.root / rel
             try:
-                info = os.lstat(path)
+                info = os.lstat(root + rel)
             except FileNotFoundError:
                 del self.dirs[rel]
                 continue
             if info.st_ctime_ns == ctime:
                 continue
+            path = self.root / rel
             kept = self.entries.get(rel, set())
             with contextlib.suppress(OSError):
                 for name in os.listdir(path):

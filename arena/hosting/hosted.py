@@ -38,7 +38,7 @@ from arena.errors import (
     MemoryShortageError,
 )
 from arena.hosting import protocol as P
-from arena.hosting.cgroups import BotGroup, CgroupError, HeldGroup, kill_until_empty
+from arena.hosting.cgroups import BotGroup, CgroupError, HeldGroup
 from arena.hosting.epochs import EpochError, ScratchSnapshot, check_held, inside_pid
 from arena.hosting.sandbox import HostProcess, Sandbox, choose_sandbox
 from arena.hosting.submissions import parse_ref, snapshot_dir
@@ -377,13 +377,21 @@ class HostHandle(BotHandle):
         self.fresh_starts += 1
 
     def _end_served(self, group: BotGroup) -> None:
-        """Kill every process of the bot but bubblewrap's and the held one (while they are
-        frozen, so none runs again), and wait until they are gone."""
-        if not kill_until_empty(
-            lambda: [p for p in group.pids() if p not in self._keep],
-            group.thaw,  # a frozen process dies only once it runs
-        ):
-            self._fail(BotExitedError("its processes could not be ended for a fresh start"))
+        """Kill every process of the bot but bubblewrap's and the held one while they are
+        frozen, and thaw them: a process with SIGKILL pending never runs its own code again, and
+        cannot start another, so the fresh process needs not wait for them to be gone (the
+        listing is read again until it shows no process that was not killed)."""
+        killed: set[int] = set()
+        for _ in range(100):
+            left = [p for p in group.pids() if p not in self._keep and p not in killed]
+            if not left:
+                group.thaw()  # a frozen process dies only once it runs
+                return
+            for pid in left:
+                with contextlib.suppress(ProcessLookupError, PermissionError):
+                    os.kill(pid, signal.SIGKILL)
+            killed.update(left)
+        self._fail(BotExitedError("its processes could not be ended for a fresh start"))
 
     # --- lines with deadlines -----------------------------------------------------------------
 
