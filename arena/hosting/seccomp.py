@@ -22,7 +22,9 @@ from functools import lru_cache
 #: System calls refused outright: mounting and namespaces, tracing and reading other processes,
 #: kernel keys, modules, BPF and perf, io_uring, changing the machine (clock, swap, reboot), and
 #: ``sysinfo`` (the machine's load averages, free memory and process count, which the sandbox
-#: masks in ``/proc``).
+#: masks in ``/proc``), and System V IPC and POSIX message queues (their objects outlive the
+#: process that made them: a channel from one of a host's served processes to its fork server,
+#: and so to the next process, that no descriptor or mapping shows).
 DENIED = (
     "mount", "umount2", "pivot_root", "chroot", "move_mount", "open_tree", "fsopen", "fsconfig",
     "fsmount", "fspick", "mount_setattr",
@@ -37,6 +39,7 @@ DENIED = (
     "settimeofday", "clock_settime", "clock_adjtime", "adjtimex", "sethostname", "setdomainname",
     "iopl", "ioperm", "personality",
     "sched_setaffinity", "sysinfo",
+    "msgget", "semget", "shmget", "mq_open",
 )  # fmt: skip
 
 #: ``clone`` with any of these flags (new namespaces) is refused: a bot cannot make itself a
