@@ -372,8 +372,7 @@ class BotGroup:
             with contextlib.suppress(OSError):
                 self.thaw()
             for path in self._files():
-                for inner in ("held", "bot"):
-                    _thaw_dir(path / inner)
+                _thaw_dir(path / "bot")
 
     def set_cpu_weight(self, low: bool) -> None:
         """Give the group the least CPU weight (``low``: its processes run when the core is
@@ -384,10 +383,10 @@ class BotGroup:
             _write(self.dirs["cpu"] / "cpu.shares", "2" if low else "1024")
 
     def pids(self) -> list[int]:
-        """The processes in the group now (with those of a :class:`HeldGroup` in it)."""
+        """The processes in the group now (with those of its ``bot`` group)."""
         found: set[int] = set()
         for path in self._files():
-            for where in (path, path / "held", path / "bot"):
+            for where in (path, path / "bot"):
                 with contextlib.suppress(OSError):
                     found.update(int(x) for x in (where / "cgroup.procs").read_text().split())
         return sorted(found)
@@ -406,9 +405,8 @@ class BotGroup:
                 os.close(fd)
         self._events = {}
         for path in self._files():
-            for inner in ("held", "bot"):
-                with contextlib.suppress(OSError):
-                    (path / inner).rmdir()
+            with contextlib.suppress(OSError):
+                (path / "bot").rmdir()
             with contextlib.suppress(OSError):
                 path.rmdir()
         self.dirs = {}
@@ -454,9 +452,8 @@ def sweep(pids: Iterable[int] | None = None) -> int:
             if wanted is None and os.path.exists(f"/proc/{pid}"):
                 continue
             for group in [g for g in owner.iterdir() if g.is_dir()]:
-                for inner in ("held", "bot"):
-                    if (group / inner).is_dir():
-                        _empty_and_remove(group / inner)
+                if (group / "bot").is_dir():
+                    _empty_and_remove(group / "bot")
                 _empty_and_remove(group)
                 removed += 1
             with contextlib.suppress(OSError):
@@ -496,78 +493,6 @@ def kill_until_empty(
             thaw()
         time.sleep(pause)
     return not members()
-
-
-class HeldGroup:
-    """A frozen group inside a bot's :class:`BotGroup` for one of its processes (the host's
-    fork server): that process gets no CPU while the bot's other processes play, and is thawed
-    only while it starts a fresh one. Its children are born in this group; :meth:`release_all`
-    moves them back to the bot's group. Needs a hierarchy that freezes."""
-
-    def __init__(self, group: BotGroup, pid: int) -> None:
-        self.parent = group
-        self.pid = pid
-        key = "" if group.hierarchy.version == 2 else V1_FREEZER
-        self.path = group.dirs[key] / "held"
-        self._main = group._bot_dir or group.dirs[key]
-        try:
-            self.path.mkdir(exist_ok=True)
-            self._file = FREEZER_FILES[group.hierarchy.version]
-            self._state = os.open(self.path / self._file.name, os.O_WRONLY | os.O_CLOEXEC)
-        except OSError as exc:
-            raise CgroupError(exc.errno or 0, f"cgroup: cannot make {self.path}: {exc}") from None
-        self.freeze()
-        _write(self.path / "cgroup.procs", str(pid))
-
-    def freeze(self) -> None:
-        """Stop the held process (and any child it just made), and wait until it has stopped
-        (freezing is asynchronous: a process on its way into a ``read`` must not get there)."""
-        os.write(self._state, self._file.frozen)
-        v2 = self.parent.hierarchy.version == 2
-        check = self.path / ("cgroup.events" if v2 else "freezer.state")
-        for _ in range(2000):
-            try:
-                text = check.read_text()
-            except OSError:
-                return
-            if ("frozen 1" in text) if v2 else (text.strip() == "FROZEN"):
-                return
-            time.sleep(0.0005)
-        raise CgroupError(0, f"cgroup: {self.path} did not freeze within a second")
-
-    def thaw(self) -> None:
-        """Let the held process run (the bot's group must be thawed too)."""
-        os.write(self._state, self._file.thawed)
-
-    def release_all(self) -> list[int]:
-        """Move every process of this group but the held one back to the bot's group; returns
-        the ones moved."""
-        moved: list[int] = []
-        for _ in range(20):  # a process forking while it is moved leaves its child behind
-            try:
-                left = [int(x) for x in (self.path / "cgroup.procs").read_text().split()]
-            except OSError:
-                return moved
-            others = [p for p in left if p != self.pid]
-            if not others:
-                return moved
-            for pid in others:
-                with contextlib.suppress(CgroupError):
-                    _write(self._main / "cgroup.procs", str(pid))
-                    moved.append(pid)
-        return moved
-
-    def close(self) -> None:
-        """Thaw and remove the group (its processes go back to the bot's group first)."""
-        with contextlib.suppress(OSError):
-            self.thaw()
-            os.close(self._state)
-        with contextlib.suppress(OSError):
-            for pid in (self.path / "cgroup.procs").read_text().split():
-                with contextlib.suppress(CgroupError):
-                    _write(self._main / "cgroup.procs", pid)
-        with contextlib.suppress(OSError):
-            self.path.rmdir()
 
 
 # --- memory the arena may use, the hosts' common limit, and who the kernel kills first ------------

@@ -7,9 +7,14 @@ host therefore serves its bot from processes forked after ``warm_up`` (a *fork s
 one before any deck the serving process has played already (an *epoch* is the life of one served
 process: each deck at most once).
 
-Where the bot's control group can be frozen, the forking process is *held*: frozen in a group of
-its own (:class:`~arena.hosting.cgroups.HeldGroup`) whenever it is not forking, so it never runs
-while its served processes play, and checked from outside before each fork (this module): a
+Where the bot's control group can be frozen, the forking process is *held*: stopped (``SIGSTOP``,
+:func:`stop`) whenever it is not forking, so it never runs while its served processes play, and
+frozen with the bot's group between requests. Nothing of the bot can continue it: the sandbox's
+system-call filter refuses to send ``SIGCONT`` and refuses ``setpgid``
+(:mod:`arena.hosting.seccomp`), and the referee checks that it is still stopped before it lets it
+fork. (A process stays in its control group, so the fork server is not held in a frozen group of
+its own: every fresh process would then have to be moved out of it, which costs a v1 hierarchy
+milliseconds per move.) It is checked from outside before each fork (this module): a
 single thread, no signal handler, no blocked signal, no shared writable memory and no open file
 or pipe but the protocol's, since any of those could carry what a served process learned into the
 next one. The referee ends the served processes itself, and puts back the bot's ``/tmp`` as it
@@ -24,7 +29,9 @@ import contextlib
 import os
 import re
 import shutil
+import signal
 import stat
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -43,6 +50,30 @@ def inside_pid(pid: int) -> int | None:
     except (OSError, ValueError):
         return None
     return None
+
+
+def stopped(pid: int) -> bool:
+    """Whether process ``pid`` is stopped (by a stop signal); raises :class:`OSError` if it is
+    gone."""
+    with open(f"/proc/{pid}/stat", "rb") as f:
+        state = f.read().rpartition(b")")[2].split(None, 1)[0]
+    return state in (b"T", b"t")
+
+
+#: Seconds a fork server may take to stop once sent ``SIGSTOP``.
+STOP_TIME = 1.0
+
+
+def stop(pid: int) -> None:
+    """Stop process ``pid`` (``SIGSTOP``, which it can neither catch nor ignore) and wait until
+    it is stopped: raises :class:`EpochError` if it does not stop within :data:`STOP_TIME`,
+    :class:`OSError` if it is gone."""
+    os.kill(pid, signal.SIGSTOP)
+    deadline = time.monotonic() + STOP_TIME
+    while not stopped(pid):
+        if time.monotonic() > deadline:
+            raise EpochError(f"its fork server did not stop within {STOP_TIME:g} s")
+        time.sleep(0.0001)
 
 
 def _status(pid: int) -> dict[str, str]:

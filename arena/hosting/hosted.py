@@ -38,8 +38,15 @@ from arena.errors import (
     MemoryShortageError,
 )
 from arena.hosting import protocol as P
-from arena.hosting.cgroups import BotGroup, CgroupError, HeldGroup
-from arena.hosting.epochs import EpochError, ScratchSnapshot, check_held, inside_pid
+from arena.hosting.cgroups import BotGroup, CgroupError
+from arena.hosting.epochs import (
+    EpochError,
+    ScratchSnapshot,
+    check_held,
+    inside_pid,
+    stop,
+    stopped,
+)
 from arena.hosting.sandbox import HostProcess, Sandbox, choose_sandbox
 from arena.hosting.submissions import parse_ref, snapshot_dir
 from arena.referee.play import GRACE, BotHandle, Turn
@@ -168,9 +175,9 @@ class HostHandle(BotHandle):
         self._decks: set[object] = set()  # the decks the serving process has played
         self._fresh_needed = True
         self._serving = False  # whether a forked process serves the bot
-        self._held: HeldGroup | None = None
+        self._held: int | None = None  # the outside pid of the stopped fork server
         self._scratch: ScratchSnapshot | None = None
-        self._keep: set[int] = set()  # outside pids of bubblewrap, its init and the held process
+        self._keep: set[int] = set()  # outside pids of bubblewrap, its init and the fork server
         self._pipes: set[int] = set()
         #: Whether the host starts at the least CPU weight, getting the core only when play
         #: leaves it idle (a start in the background, beside games being played).
@@ -272,9 +279,7 @@ class HostHandle(BotHandle):
         self._pending = b""
         self._serving = False
         self._decks = set()
-        held, self._held = self._held, None
-        if held is not None:
-            held.close()
+        self._held = None
         if proc is None:
             return
         if proc.poll() is None:
@@ -306,29 +311,33 @@ class HostHandle(BotHandle):
         return "cooperative"
 
     def _hold(self, hello_pid: int) -> None:
-        """Freeze the process that said hello (``hello_pid`` in its namespace) in a group of its
-        own, and note what its ``/tmp`` holds after ``warm_up``."""
+        """Stop the process that said hello (``hello_pid`` in its namespace): it stays stopped
+        but while it forks (see :mod:`arena.hosting.epochs`); note what its ``/tmp`` holds
+        after ``warm_up``."""
         assert self._host is not None and self._host.group is not None and self._proc is not None
         group = self._host.group
         zygote = None
-        self._keep = {self._proc.pid}
+        bubblewrap = {self._proc.pid}
         members = group.pids()
         for pid in members:
             inner = inside_pid(pid)
             if inner == 1:
-                self._keep.add(pid)
+                bubblewrap.add(pid)
             elif inner == hello_pid and pid != self._proc.pid:
                 zygote = pid
         if zygote is None:
             self._fail(BotProtocolError(f"its hello names pid {hello_pid}, which is not its own"))
-        self._keep.add(zygote)
+        self._keep = {*bubblewrap, zygote}
         try:
-            group.narrow_freezer(p for p in members if p not in self._keep)
-            self._held = HeldGroup(group, zygote)
+            group.narrow_freezer(p for p in members if p not in bubblewrap)
+            stop(zygote)
             self._scratch = ScratchSnapshot.take(Path(f"/proc/{zygote}/root/tmp"))
         except (OSError, CgroupError) as exc:
             self._kill()
             raise ArenaError(f"cannot hold {self.name}'s fork server: {exc}") from None
+        except EpochError as exc:
+            self._fail(BotProtocolError(str(exc)))
+        self._held = zygote
 
     def new_game(self, deck: object) -> None:
         """Say which deck the next round is played on (any hashable key, the same for the same
@@ -345,29 +354,35 @@ class HostHandle(BotHandle):
         held, group = self._held, self._host.group
         if held is not None and group is not None:
             if self._serving:
-                self._end_served(group)
+                self._end_served(group)  # and thaws the group
+            else:
+                group.thaw()  # a frozen process shows as waiting, not as stopped
             unread = _unread(self._proc.stdin)
             if unread:
                 self._fail(BotProtocolError(f"{unread} bytes written into its own request pipe"))
             try:
+                if not stopped(held):
+                    raise EpochError("its fork server ran while the bot played")
                 assert self._scratch is not None
                 self._scratch.restore()
-                check_held(held.pid, self._pipes)
+                check_held(held, self._pipes)
             except EpochError as exc:
                 self._fail(
                     BotProtocolError(f"{exc}: it could carry one deck's games into another's")
                 )
             except OSError as exc:
                 self._fail(BotExitedError(f"its fork server is gone ({exc})"))
-            group.thaw()
-            held.thaw()
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(held, signal.SIGCONT)
         else:
             self._host.thaw()
         self._send(P.encode(P.FRESH, nonce=nonce))
         ready = self._receive(FRESH_TIME, "to a fresh start")
         if held is not None:
-            held.freeze()
-            held.release_all()
+            try:
+                stop(held)
+            except EpochError as exc:
+                self._fail(BotProtocolError(str(exc)))
         self._host.freeze()
         self._check(ready, P.READY)
         if held is not None and ready["nonce"] != nonce:
@@ -563,7 +578,7 @@ class HostHandle(BotHandle):
         self._kill()
 
     def close(self) -> None:
-        """Ask the host to quit, then make sure it is gone (a held fork server, frozen, cannot
+        """Ask the host to quit, then make sure it is gone (a held fork server, stopped, cannot
         quit: its host is ended at once)."""
         if self.running and self._held is None:
             try:

@@ -17,6 +17,7 @@ import ctypes
 import ctypes.util
 import errno
 import os
+import signal
 from functools import lru_cache
 
 #: System calls refused outright: mounting and namespaces, tracing and reading other processes,
@@ -40,7 +41,17 @@ DENIED = (
     "iopl", "ioperm", "personality",
     "sched_setaffinity", "sysinfo",
     "msgget", "semget", "shmget", "mq_open",
+    "setpgid",
 )  # fmt: skip
+#: The system calls that send a signal, and which of their arguments is the signal: sending
+#: ``SIGCONT`` is refused, so that nothing of a bot continues its host's stopped fork server
+#: (:mod:`arena.hosting.epochs`). ``setpgid`` is refused above for the same reason: a process
+#: group the server is in could otherwise be made to become orphaned, and the kernel continues
+#: the stopped members of such a group.
+SIGNAL_ARGUMENT = {
+    "kill": 1, "tkill": 1, "tgkill": 2, "rt_sigqueueinfo": 1, "rt_tgsigqueueinfo": 2,
+    "pidfd_send_signal": 1,
+}  # fmt: skip
 
 #: ``clone`` with any of these flags (new namespaces) is refused: a bot cannot make itself a
 #: user namespace in which it would hold capabilities again.
@@ -124,6 +135,8 @@ def filter_program() -> bytes | None:
         for flag in _single_bits(NAMESPACE_FLAGS):
             _add(lib, ctx, eperm, "clone", _ArgCmp(0, _MASKED_EQ, flag, flag))
         _add(lib, ctx, eperm, "ioctl", _ArgCmp(1, _MASKED_EQ, 0xFFFFFFFF, TIOCSTI))
+        for name, argument in SIGNAL_ARGUMENT.items():
+            _add(lib, ctx, eperm, name, _ArgCmp(argument, _MASKED_EQ, 0xFFFFFFFF, signal.SIGCONT))
         code = lib.seccomp_export_bpf(ctx, write_end)
         if code < 0:
             raise SeccompError(-code, f"seccomp export: {os.strerror(-code)}")
