@@ -112,7 +112,7 @@ def test_a_bot_run_by_root_has_no_privilege(hostile: None) -> None:
     assert reported(log, "capeff") == "0000000000000000"
     assert reported(log, "uid") == f"{S.SANDBOX_UID}/{S.SANDBOX_UID}"
     for what in ("umount", "mount", "unshare", "setuid", "sysctl", "ptrace", "msgget", "semget",
-                 "shmget", "mq_open"):  # fmt: skip
+                 "shmget", "mq_open", "sigcont", "setpgid"):  # fmt: skip
         assert reported(log, what).startswith("FAIL"), what
     assert S.choose_sandbox("bwrap").seccomp  # libseccomp is there: the filter is in force
 
