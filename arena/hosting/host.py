@@ -148,7 +148,7 @@ def _serve(
     plugin: str, spec_text: str, proto_in: BinaryIO, proto_out: BinaryIO, fork_server: str
 ) -> int:
     """Build the bot, say hello, then serve it: from fresh processes forked from this one on the
-    referee's ``fresh`` (``fork_server`` ``held``: the referee holds this process frozen between
+    referee's ``fresh`` (``fork_server`` ``held``: the referee holds this process stopped between
     forks and ends the served processes itself; ``cooperative``: a served process ends on
     ``fresh`` and this one forks the next), or from this process (``none``)."""
     out = proto_out.fileno()
@@ -282,7 +282,7 @@ def main(argv: list[str] | None = None) -> int:
         choices=("held", "cooperative", "none"),
         default="none",
         help="serve the bot from fresh processes forked after warm_up, on the referee's "
-        "'fresh' (held: the referee freezes this process between forks and ends served "
+        "'fresh' (held: the referee stops this process between forks and ends served "
         "processes itself; cooperative: a served process ends on 'fresh')",
     )
     parser.add_argument("--memory-mb", type=int, default=0, help="address-space limit (0: none)")
