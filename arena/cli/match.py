@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import json
 import sys
-from dataclasses import replace
 from typing import Any
 
 import click
@@ -201,10 +200,9 @@ def _play(
 ) -> None:
     """Play what the match of ``plan`` still needs and print its verdict."""
     from arena.tournament.match import MATCH_BLOCK, MatchProgress, MatchTally, match_test, pairs_for
-    from arena.tournament.memory import available_memory, plan_workers, protect_arena
-    from arena.tournament.pool import LocalPool, default_workers
+    from arena.tournament.memory import budget
+    from arena.tournament.pool import LocalPool
     from arena.tournament.runner import run_tournament, start, worker_setup
-    from arena.tournament.start_budget import RESTART_TIME
 
     pairs = min(pairs_for(most), len(plan.decks))
     if pairs < pairs_for(most):
@@ -217,10 +215,7 @@ def _play(
     for entrant in plan.entrants:
         box.check(entrant.name, entrant.distribution)
     memory_mb = ctx.params["memory_mb"]
-    count, host_memory = plan_workers(
-        workers, default_workers(), plan.spec.players, memory_mb, available_memory()
-    )
-    protect_arena()
+    count, host_memory = budget(workers, plan.spec.players, memory_mb)
     tid = start(plan, store)
     tally.load(store.stored_games(tid))
     interrupted = False
@@ -228,13 +223,7 @@ def _play(
         entries = [catalog.bots[e.bot] for e in plan.entrants if e.bot in catalog.bots]
         compile_trusted(box, entries, plan.spec.variant)
         store.record_sandbox(tid, box.enforcement())
-        restart = ctx.params["restart_time"]
-        setup = replace(
-            worker_setup(plan, box, memory_mb),
-            restart_time=RESTART_TIME if restart is None else restart,
-        )
-        if host_memory is not None:
-            setup = replace(setup, host_memory_mb=host_memory)
+        setup = worker_setup(plan, box, memory_mb, ctx.params["restart_time"], host_memory)
         kind = "public" if plan.public_decks else "secret"
         click.echo(
             f"match {tid}: {a} vs {b}, {len(plan.decks)} {kind} decks, at most {2 * pairs} "

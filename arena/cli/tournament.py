@@ -163,8 +163,7 @@ def tournament(
     from arena.botspec import split_specs
     from arena.hosting.catalog import load_catalog
     from arena.tournament.lease import RunnerLease
-    from arena.tournament.memory import available_memory, plan_workers, protect_arena
-    from arena.tournament.pool import default_workers
+    from arena.tournament.memory import budget
     from arena.tournament.progress import ProgressLine
     from arena.tournament.runner import (
         DEFAULT_MAX_FAULTS,
@@ -177,7 +176,6 @@ def tournament(
         start,
         worker_setup,
     )
-    from arena.tournament.start_budget import RESTART_TIME
     from leaderboard.store import Store
 
     pinned = parse_anchor(anchor)
@@ -250,10 +248,7 @@ def tournament(
             box.check(entrant.name, entrant.distribution)
         host_memory = None
         if executor != "ray":  # a cluster's nodes plan their own
-            workers, host_memory = plan_workers(
-                workers, default_workers(), plan.spec.players, memory_mb, available_memory()
-            )
-            protect_arena()
+            workers, host_memory = budget(workers, plan.spec.players, memory_mb)
         tid = start(plan, store)
         lease = hold(plan, store, tid, lease)
         held = True
@@ -267,12 +262,9 @@ def tournament(
         compiling = start_compiling(box, entries, plan.spec.variant)
         store.record_sandbox(tid, box.enforcement())
         setup = replace(
-            worker_setup(plan, box, memory_mb),
+            worker_setup(plan, box, memory_mb, restart_time, host_memory),
             await_kernels=compiling.names,
-            restart_time=RESTART_TIME if restart_time is None else restart_time,
         )
-        if host_memory is not None:
-            setup = replace(setup, host_memory_mb=host_memory)
         factory, where = _executor(plan, setup, executor, ray_address, workers, sandbox, hide)
         click.echo(f"tournament {tid} ({plan.name}): {_describe(plan)}, {where}", err=True)
         progress = None

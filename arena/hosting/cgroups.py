@@ -264,11 +264,13 @@ class BotGroup:
         except OSError:
             self._unchanged = []
 
+    def _freezer_dir(self) -> Path | None:
+        """The group's directory in the hierarchy that freezes (``None``: none does)."""
+        return self.dirs.get("" if self.hierarchy.version == 2 else V1_FREEZER)
+
     def _freezer_file(self) -> Path | None:
-        key = "" if self.hierarchy.version == 2 else V1_FREEZER
-        if key not in self.dirs:
-            return None
-        return self.dirs[key] / FREEZER_FILES[self.hierarchy.version].name
+        where = self._freezer_dir()
+        return None if where is None else where / FREEZER_FILES[self.hierarchy.version].name
 
     @property
     def freezes(self) -> bool:
@@ -280,10 +282,10 @@ class BotGroup:
         start: they move to a group ``bot`` inside this one, which :meth:`freeze` then freezes,
         leaving bubblewrap's own processes, which never compute, out of each freeze and thaw
         (half the processes to stop and wake at every move)."""
-        if self._freezer is None:
+        where = self._freezer_dir()
+        if self._freezer is None or where is None:
             return
-        key = "" if self.hierarchy.version == 2 else V1_FREEZER
-        inner = self.dirs[key] / "bot"
+        inner = where / "bot"
         try:
             inner.mkdir(exist_ok=True)
             name = FREEZER_FILES[self.hierarchy.version].name
@@ -382,6 +384,17 @@ class BotGroup:
         else:
             _write(self.dirs["cpu"] / "cpu.shares", "2" if low else "1024")
 
+    def frozen_pids(self) -> list[int]:
+        """The processes :meth:`freeze` stops (after :meth:`narrow_freezer`, the bot's own):
+        one file read, for the referee's every fresh start."""
+        where = self._bot_dir or self._freezer_dir()
+        if where is None:
+            return self.pids()
+        try:
+            return [int(x) for x in (where / "cgroup.procs").read_bytes().split()]
+        except OSError:
+            return []
+
     def pids(self) -> list[int]:
         """The processes in the group now (with those of its ``bot`` group)."""
         found: set[int] = set()
@@ -394,7 +407,7 @@ class BotGroup:
     def close(self) -> None:
         """Kill every process left in the group and remove it (a frozen process dies only once
         thawed, so the group is thawed after the kill)."""
-        kill_until_empty(self.pids, self._thaw_quietly)
+        _kill_until_empty(self.pids, self._thaw_quietly)
         freezer = getattr(self, "_freezer", None)
         if freezer is not None:
             with contextlib.suppress(OSError):
@@ -468,31 +481,23 @@ def _empty_and_remove(group: Path) -> None:
         except OSError:
             return []
 
-    kill_until_empty(members, lambda: _thaw_dir(group))
+    _kill_until_empty(members, lambda: _thaw_dir(group))
     with contextlib.suppress(OSError):
         group.rmdir()
 
 
-def kill_until_empty(
-    members: Callable[[], list[int]],
-    thaw: Callable[[], None] | None = None,
-    pause: float = 0.001,
-    tries: int = 500,
-) -> bool:
-    """Kill the processes ``members()`` lists until it lists none, checking ``tries`` times
-    ``pause`` seconds apart; ``thaw`` lets frozen ones run, so that they can die. Returns whether
-    none is left."""
-    for _ in range(tries):
+def _kill_until_empty(members: Callable[[], list[int]], thaw: Callable[[], None]) -> None:
+    """Kill the processes ``members()`` lists until it lists none (half a second at most);
+    ``thaw`` lets frozen ones run, so that they can die."""
+    for _ in range(500):
         left = members()
         if not left:
-            return True
+            return
         for pid in left:
             with contextlib.suppress(ProcessLookupError, PermissionError):
                 os.kill(pid, signal.SIGKILL)
-        if thaw is not None:
-            thaw()
-        time.sleep(pause)
-    return not members()
+        thaw()
+        time.sleep(0.001)
 
 
 # --- memory the arena may use, the hosts' common limit, and who the kernel kills first ------------

@@ -212,11 +212,10 @@ def _play(bot: Any, lines: _Lines, send: Callable[..., None]) -> int:
     events: list[Event] = []
     failure: str | None = None  # why the bot cannot play this round (its reset failed)
     for line in lines:
-        nonce = 0
         try:
             message = P.decode(line)
         except P.ProtocolError as exc:
-            send(P.ERROR, kind="protocol", message=str(exc), nonce=nonce)
+            send(P.ERROR, kind="protocol", message=str(exc), nonce=0)
             continue
         kind = message["type"]
         nonce = message.get("nonce", 0)

@@ -398,7 +398,7 @@ class HostHandle(BotHandle):
         listing is read again until it shows no process that was not killed)."""
         killed: set[int] = set()
         for _ in range(100):
-            left = [p for p in group.pids() if p not in self._keep and p not in killed]
+            left = [p for p in group.frozen_pids() if p not in self._keep and p not in killed]
             if not left:
                 group.thaw()  # a frozen process dies only once it runs
                 return

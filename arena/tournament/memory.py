@@ -21,6 +21,7 @@ from pathlib import Path
 
 from arena.errors import ArenaError
 from arena.hosting import cgroups
+from arena.tournament.pool import default_workers
 
 #: Memory (MiB) kept for each worker process (its interpreter, the referee, the engine's kernels).
 WORKER_RESERVE_MB = 320
@@ -105,3 +106,12 @@ def protect_arena() -> bool:
     :data:`~arena.hosting.cgroups.HOST_OOM_SCORE`). False where lowering it is not allowed
     (it needs ``CAP_SYS_RESOURCE``): then only the hosts' higher scores protect the arena."""
     return cgroups.set_oom_score(cgroups.ARENA_OOM_SCORE)
+
+
+def budget(workers: int | None, players: int, memory_mb: int) -> tuple[int, int | None]:
+    """Plan this machine's workers (:func:`plan_workers`, one per core at most, against
+    :func:`available_memory`) and protect the arena's processes (:func:`protect_arena`);
+    returns the workers and each one's share."""
+    planned = plan_workers(workers, default_workers(), players, memory_mb, available_memory())
+    protect_arena()
+    return planned

@@ -475,10 +475,15 @@ class RunSummary:
 
 
 def worker_setup(
-    plan: Plan, sandbox: Sandbox | None = None, memory_mb: int = MEMORY_MB
+    plan: Plan,
+    sandbox: Sandbox | None = None,
+    memory_mb: int = MEMORY_MB,
+    restart_time: float | None = None,
+    host_memory_mb: int | None = None,
 ) -> WorkerSetup:
-    """What the workers of ``plan`` need."""
-    return WorkerSetup(
+    """What the workers of ``plan`` need; ``restart_time`` and ``host_memory_mb`` (``None``:
+    their defaults) as :class:`~arena.tournament.worker.WorkerSetup` describes them."""
+    setup = WorkerSetup(
         variant=plan.spec.variant,
         move_time=plan.spec.move_time,
         max_faults=plan.spec.max_faults,
@@ -487,6 +492,11 @@ def worker_setup(
         sandbox=sandbox,
         memory_mb=memory_mb,
     )
+    if restart_time is not None:
+        setup = replace(setup, restart_time=restart_time)
+    if host_memory_mb is not None:
+        setup = replace(setup, host_memory_mb=host_memory_mb)
+    return setup
 
 
 def start(plan: Plan, store: Store) -> int:
