@@ -90,7 +90,7 @@ def test_ctrl_c_while_kernels_compile(field: Path, tmp_path: Path) -> None:
         cache=tmp_path / "empty-cache",
     )
     assert code == 130 and took < PROMPT, (code, took, lines[-3:])
-    assert not any("Traceback" in line for line in lines)
+    assert not any("Traceback" in line for line in lines), "".join(lines[-30:])
 
 
 def test_ctrl_c_while_hosts_start(field: Path, tmp_path: Path) -> None:
@@ -110,3 +110,21 @@ def test_ctrl_c_mid_run_keeps_what_is_stored(field: Path, tmp_path: Path) -> Non
 def test_ctrl_c_in_a_field_of_more_than_100(field: Path, tmp_path: Path) -> None:
     code, took, _ = interrupt(field, tmp_path, 120, lambda lines, db: stored_games(db) > 0)
     assert code == 130 and took < PROMPT, (code, took)
+
+
+@pytest.mark.parametrize("delay", [0.05, 0.1, 0.2, 0.3])
+def test_ctrl_c_while_workers_start_prints_no_traceback(
+    field: Path, tmp_path: Path, delay: float
+) -> None:
+    # the workers' interpreters are still importing then: they must not print KeyboardInterrupt
+    def moment(lines: list[str], db: Path) -> bool:
+        if not any("compiling kernels: random" in line for line in lines):
+            return False
+        time.sleep(delay)
+        return True
+
+    code, took, lines = interrupt(
+        field, tmp_path, 10, moment, extra=("random",), cache=tmp_path / "empty-cache"
+    )
+    assert code == 130 and took < PROMPT, (code, took, lines[-3:])
+    assert not any("Traceback" in line for line in lines), "".join(lines[-30:])

@@ -3,7 +3,8 @@
 Each worker is pinned to one core, and the bot hosts it starts inherit the pin: a referee and
 the bots it waits for then hand the processor to each other on the same core, which is several
 times faster than waking a process on another core (docs/benchmarks.md). Workers ignore Ctrl-C
-(the coordinator decides what to keep) and end when the coordinator goes away.
+(the coordinator decides what to keep), from their very start, and end when the coordinator
+goes away.
 """
 
 from __future__ import annotations
@@ -12,8 +13,11 @@ import contextlib
 import multiprocessing
 import os
 import signal
+import threading
 import traceback
+from collections.abc import Iterator
 from dataclasses import dataclass
+from multiprocessing import resource_tracker
 from multiprocessing.connection import Connection, wait
 from multiprocessing.process import BaseProcess
 from typing import Any
@@ -39,9 +43,33 @@ def default_workers() -> int:
     return len(available_cores())
 
 
+@contextlib.contextmanager
+def _ctrl_c_held() -> Iterator[None]:
+    """Hold Ctrl-C back while the block runs: a worker started in it inherits the held signal
+    and lets it go only once it ignores it (a Ctrl-C while its interpreter still imports would
+    print a traceback); here a Ctrl-C is handled when the block ends, not in the middle of
+    starting a worker."""
+    # multiprocessing's resource tracker, started with the first worker, unblocks Ctrl-C
+    resource_tracker.ensure_running()
+    if threading.current_thread() is not threading.main_thread():  # no Ctrl-C comes here
+        yield
+        return
+    came: list[bool] = []
+    handler = signal.signal(signal.SIGINT, lambda signum, frame: came.append(True))
+    held = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+    try:
+        yield
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, held)
+        signal.signal(signal.SIGINT, handler)
+        if came:
+            signal.raise_signal(signal.SIGINT)
+
+
 def _worker_main(conn: Connection, setup: WorkerSetup, core: int | None) -> None:
     """A worker's life: play each block sent until told to stop or the coordinator is gone."""
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # drops a Ctrl-C held since the start
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
     if core is not None:
         with contextlib.suppress(AttributeError, OSError):  # pinning is an optimisation
             os.sched_setaffinity(0, {core})
@@ -99,7 +127,8 @@ class LocalPool:
                 name=f"arena-worker-{number}",
                 daemon=True,
             )
-            process.start()
+            with _ctrl_c_held():
+                process.start()
             theirs.close()
             self._workers.append(_Worker(number, process, ours))
 
