@@ -15,9 +15,11 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
+import threading
 import time
 from collections import Counter
 from collections.abc import Callable, Iterator
@@ -26,6 +28,8 @@ from pathlib import Path
 import pytest
 from processes import stored_games, wait_until_stored
 
+from arena.hosting.catalog import load_catalog
+from arena.hosting.sandbox import choose_sandbox
 from arena.tournament.memory import (
     WORKER_RESERVE_MB,
     Available,
@@ -33,6 +37,8 @@ from arena.tournament.memory import (
     plan_host_memory,
     plan_workers,
 )
+from arena.tournament.runner import TournamentSpec, plan_tournament, worker_setup
+from arena.tournament.worker import BlockPlayer, BlockTask
 from leaderboard.store import Store
 
 #: The cap of the control group a tournament runs in.
@@ -123,10 +129,12 @@ def may_lower_scores() -> bool:
     return False
 
 
-def tournament(workers: int, decks: str = "random:1") -> list[str]:
-    """The eight hogs' tournament at ``--memory-mb 1024``."""
+def tournament(workers: int, decks: str = "random:1", start_s: float = 0.0) -> list[str]:
+    """The eight hogs' tournament at ``--memory-mb 1024`` (their hosts taking ``start_s``
+    seconds more to start once they hold their memory)."""
+    bots = [f"{hog}[start_s={start_s}]" if start_s else hog for hog in HOGS]
     return [
-        *ARENA, "tournament", "--bots", ",".join(HOGS), "--memory-mb", "1024",
+        *ARENA, "tournament", "--bots", ",".join(bots), "--memory-mb", "1024",
         "--decks", decks, "--workers", str(workers), "--quiet", "--json",
     ]  # fmt: skip
 
@@ -157,8 +165,10 @@ def test_hogs_under_a_cap_are_planned_for_or_refused_in_one_line_never_faulted(
     assert refused.returncode == 2, err
     assert err.count("\n") == 1 and "not enough memory" in err and "--memory-mb 1024" in err, err
     assert stored_games(Path(hogs["ARENA_DB"].removeprefix("sqlite:///"))) == 0
-    # one worker fits: every game is played and stored, and no hog is faulted for the machine
-    run = in_group(capped, tournament(workers=1), hogs)
+    # one worker fits: every game is played and stored, and no hog is faulted for the machine,
+    # though the worker looks ahead for games to play while hosts start (they hold their
+    # memory once started, so only two may start at once)
+    run = in_group(capped, tournament(workers=1, start_s=0.3), hogs)
     out, err = run.communicate(timeout=600)
     assert run.returncode == 0, err
     stored, kinds, said = faults(hogs)
@@ -260,3 +270,52 @@ def test_the_plan_reads_the_arena_groups_limit_and_shares_it_among_workers(cappe
     assert plan_workers(None, 2, 2, 512, seen) == (2, (int(mb) - 2 * WORKER_RESERVE_MB) // 2)
     with pytest.raises(MemoryPlanError, match=r"^not enough memory: a worker needs .* most \d+$"):
         plan_workers(None, 2, 2, 4096, seen)
+
+
+def test_a_worker_looking_ahead_starts_no_more_hosts_than_its_budget_holds(
+    bubblewrap: None, installed: Callable[..., None]
+) -> None:
+    """While a game's hosts start, the worker looks ahead for a game it can play, starting
+    that game's hosts too; a host still starting counts at its full limit (it may take its
+    memory any moment), so with room for two hosts no third one is ever started beside them
+    (before, a starting hog measured nothing, every game looked at started its hosts, and
+    the kernel killed them all for the shortage once they took their memory)."""
+    installed("memory_hogs")
+    sandbox = choose_sandbox("bwrap")
+    if sandbox.hierarchy is None:
+        pytest.skip(f"no control groups here: {sandbox.cgroup_reason}")
+    bots = tuple(f"hog{n}[mb=150,start_s=0.3]" for n in range(1, 5))
+    plan = plan_tournament(
+        TournamentSpec(decks="random:1", bots=bots, seed=2), load_catalog(sandbox)
+    )
+    setup = worker_setup(plan, sandbox, memory_mb=200, host_memory_mb=450)
+    alive: list[set[str]] = []
+    done = threading.Event()
+
+    def watch() -> None:
+        while not done.is_set():
+            alive.append(hogs_running())
+            time.sleep(0.01)
+
+    watcher = threading.Thread(target=watch)
+    player = BlockPlayer(setup)
+    watcher.start()
+    try:
+        block = player.play(BlockTask(0, tuple(plan.schedule)))
+    finally:
+        done.set()
+        watcher.join()
+        player.close()
+    assert max(len(hogs) for hogs in alive) == 2, [sorted(h) for h in alive if len(h) > 2][:3]
+    assert not [f for o in block.outcomes if o.record for f in o.record.faults]
+
+
+def hogs_running() -> set[str]:
+    """The hogs whose hosts have a process running now."""
+    found = set()
+    for entry in Path("/proc").iterdir():
+        with contextlib.suppress(OSError):
+            line = (entry / "cmdline").read_bytes()
+            if b"arena.hosting.host" in line and b"hog" in line:
+                found.update(re.findall(r"hog\d", line.decode(errors="replace")))
+    return found

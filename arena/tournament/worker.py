@@ -19,7 +19,7 @@ import contextlib
 import os
 import time
 from collections import OrderedDict
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass, field
 from functools import partial
 
@@ -152,17 +152,17 @@ class BlockPlayer:
             with contextlib.suppress(cgroups.CgroupError):
                 cgroups.limit_hosts(hierarchy, setup.host_memory_mb << 20)
 
-    def _handles(self, seats: Sequence[str]) -> list[BudgetedHost]:
+    def _handles(self, seats: Sequence[str], kept: Collection[str] = ()) -> list[BudgetedHost]:
         """The hosts of ``seats`` (kept alive from earlier games where possible), after closing
         the least recently used others while the worker holds more than ``max_hosts`` hosts or
-        the others' memory (measured) and the seats' full limits together are more than
-        ``host_memory_mb``."""
+        the others' memory (measured) and the full limits of the seats and of every host still
+        starting (it may be building its bot's tables) are together more than
+        ``host_memory_mb``; the hosts ``kept`` are not closed for them (see :meth:`_fit`)."""
+        new = [name for name in seats if name not in self._hosts]
         handles = []
-        added = False
         for name in seats:
             handle = self._hosts.pop(name, None)
             if handle is None:
-                added = True
                 plugin = self.setup.entrants.get(name)
                 if plugin is None:
                     raise KeyError(f"entrant {name!r} is not in this tournament")
@@ -174,23 +174,50 @@ class BlockPlayer:
                 handle = BudgetedHost(host, self.setup.restart_time, compiled)
             self._hosts[name] = handle
             handles.append(handle)
-        if not added:  # the pool only grows when a host is added: nothing to measure
+        if not new:  # the pool only grows when a host is added: nothing to measure
             return handles
-        total, limit = self.setup.host_memory_mb << 20, self.setup.memory_mb << 20
-        fewer = len(self._hosts) <= self.setup.max_hosts
-        if limit and fewer and len(self._hosts) * limit <= total:
-            return handles  # every host at its full limit fits: nothing to measure
-        used = {name: h.memory_bytes() or 0 for name, h in self._hosts.items()}
-        for name in seats:  # they may grow to their limits during the game; the others wait
-            used[name] = max(used[name], limit)
+        total = self.setup.host_memory_mb << 20
+        if self._all_fit():
+            return handles
+        used = self._claims(seats)
         for name in list(self._hosts):
             if len(self._hosts) <= self.setup.max_hosts and sum(used.values()) <= total:
                 break
-            if name in seats:
+            if name in seats or name in kept:
                 continue
             self._hosts.pop(name).close()
             used.pop(name)
         return handles
+
+    def _all_fit(self) -> bool:
+        """Whether the hosts held, each at its full limit, fit the worker's budget."""
+        limit = self.setup.memory_mb << 20
+        return bool(limit) and (
+            len(self._hosts) <= self.setup.max_hosts
+            and len(self._hosts) * limit <= self.setup.host_memory_mb << 20
+        )
+
+    def _claims(self, seats: Collection[str]) -> dict[str, int]:
+        """The memory each host held may take: what it uses now, or its full limit for the
+        ``seats`` (they may grow to it during the game) and for hosts still starting."""
+        limit = self.setup.memory_mb << 20
+        used = {name: h.memory_bytes() or 0 for name, h in self._hosts.items()}
+        for name, handle in self._hosts.items():
+            if name in seats or not handle.ready:
+                used[name] = max(used[name], limit)
+        return used
+
+    def _fit(self, seats: Sequence[str], kept: Collection[str]) -> bool:
+        """Whether hosts for ``seats`` fit beside the hosts ``kept`` (those of the games looked
+        at before, which may be starting) with every other host closed: a game looked at
+        ahead gets its hosts only so, or they would close the others' or overrun the budget."""
+        if all(name in self._hosts for name in seats):
+            return True
+        limit = self.setup.memory_mb << 20
+        claims = self._claims(seats)
+        staying = set(seats) | {name for name in kept if name in self._hosts}
+        taken = sum(claims.get(name, limit) for name in staying)
+        return len(staying) <= self.setup.max_hosts and taken <= self.setup.host_memory_mb << 20
 
     def play(self, task: BlockTask) -> BlockResult:
         """Play the block's games and return their outcomes, in the block's order.
@@ -229,12 +256,16 @@ class BlockPlayer:
         while True:
             late: tuple[ScheduledGame, dict[str, int]] | None = None
             waiting: list[BudgetedHost] = []
+            looked: set[str] = set()  # the seats of the games looked at: their hosts stay
             for game in left[:LOOKAHEAD]:
                 counts = self._counts(before, ahead, game, left)
                 if counts is None:
                     continue
                 playing = [n for n in game.seats if not self._out(n, counts)]
-                hosts = self._handles(playing) if playing else []
+                if looked and not self._fit(playing, looked):
+                    continue
+                hosts = self._handles(playing, looked) if playing else []
+                looked.update(playing)
                 for host in hosts:
                     host.begin()
                 if all(host.ready for host in hosts):
