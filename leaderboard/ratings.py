@@ -24,7 +24,7 @@ from dataclasses import asdict, dataclass, field
 
 import numpy as np
 from numpy.typing import NDArray
-from scipy import optimize, stats
+from scipy import optimize, special
 from scipy.sparse import csr_matrix
 from scipy.sparse.csgraph import connected_components
 
@@ -49,7 +49,7 @@ BASE_ELO: float = 1500.0
 AUTO_RIDGE: float = 0.01
 
 _CONFIDENCE = 0.95
-_Z = float(stats.norm.ppf(0.5 + _CONFIDENCE / 2.0))
+_Z = float(special.ndtri(0.5 + _CONFIDENCE / 2.0))
 _MAX_SEATS = 4
 # Below these (natural-log units) a variance of a difference counts as zero, and so does the
 # difference itself, in ``Ratings.los``; both are far below anything a real fit produces.
@@ -171,7 +171,7 @@ class Ratings:
             return math.nan
         if var <= _ZERO_VARIANCE:
             return 0.5 if abs(diff) <= _ZERO_DIFFERENCE else math.nan
-        return float(stats.norm.cdf(diff / math.sqrt(var)))
+        return float(special.ndtr(diff / math.sqrt(var)))
 
     def los_matrix(self) -> dict[str, dict[str, float]]:
         """``los(a, b)`` for every ordered pair of distinct entrants, rows and columns best
@@ -517,7 +517,7 @@ def wilson_interval(score: float, n: int, confidence: float = _CONFIDENCE) -> tu
         raise ValueError(f"score {score} is not between 0 and n={n}")
     if not 0.0 < confidence < 1.0:
         raise ValueError(f"confidence must be between 0 and 1, got {confidence}")
-    z = float(stats.norm.ppf(0.5 + confidence / 2.0))
+    z = float(special.ndtri(0.5 + confidence / 2.0))
     p = score / n
     denom = 2.0 * (n + z * z)
     centre = (2.0 * n * p + z * z) / denom

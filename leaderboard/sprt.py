@@ -28,7 +28,7 @@ from typing import ClassVar, Literal
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
-from scipy import special, stats
+from scipy import special
 
 from leaderboard.ratings import ELO_PER_NAT
 
@@ -324,7 +324,7 @@ def estimate(counts: OutcomeCounts, confidence: float = CONFIDENCE) -> EloEstima
     var = float(np.dot(freq, (values - s) ** 2))
     floor = _COIN_VARIANCE / counts.GAMES_PER_UNIT / (n + 1)
     se = math.sqrt(max(var, floor) / n)
-    z = float(stats.norm.ppf(0.5 + confidence / 2.0))
+    z = float(special.ndtri(0.5 + confidence / 2.0))
     edge = 0.5 / (counts.games + 1)
 
     def elo(x: float) -> float:
@@ -335,7 +335,7 @@ def estimate(counts: OutcomeCounts, confidence: float = CONFIDENCE) -> EloEstima
         elo=elo(s),
         elo_lo=elo(s - z * se),
         elo_hi=elo(s + z * se),
-        los=float(stats.norm.cdf((s - 0.5) / se)),
+        los=float(special.ndtr((s - 0.5) / se)),
     )
 
 
