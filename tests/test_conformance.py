@@ -79,6 +79,16 @@ class Dice(Bot):
         return random.SystemRandom().choice(observation.legal_actions)
 
 
+class Legacy(Bot):
+    """Draws from the global generators, as much published code does."""
+
+    def act(self, observation):
+        import numpy
+
+        legal = observation.legal_actions
+        return legal[(random.randrange(len(legal)) + numpy.random.randint(len(legal))) % len(legal)]
+
+
 class Ponderer(Bot):
     """Legal and in time, but its first move of each round takes a while."""
 
@@ -100,6 +110,7 @@ def arena_register_bots(register):
     register("cc_crasher", Crasher, "raises when it could play a Guard", {}, **two)
     register("cc_sleeper", Sleeper, "too slow", {}, **two)
     register("cc_dice", Dice, "not reproducible", {}, **two)
+    register("cc_legacy", Legacy, "global random and numpy.random", {}, **two)
     register("cc_ponderer", Ponderer, "slow first moves", {}, **two)
     register("cc_nowhere", Liar, "claims nothing playable", {}, variants=["huibers"], players=[3])
 '''
@@ -245,6 +256,13 @@ def test_unseeded_randomness_fails_determinism(bad_catalog: Catalog) -> None:
     assert "played differently with the same seed" in str(determinism["detail"])
     assert "the first run played" in str(determinism["detail"])
     assert not report.passed
+
+
+def test_the_global_generators_are_seeded_each_round(bad_catalog: Catalog) -> None:
+    # code written with Python's random and numpy.random passes unchanged: the host seeds both
+    report = run_checks("cc_legacy", bad_catalog, PLAIN, rounds=6)
+    assert check(report, "determinism")["passed"] is True, check(report, "determinism")
+    assert report.passed
 
 
 def test_slow_moves_warn_but_pass(bad_catalog: Catalog) -> None:

@@ -206,6 +206,7 @@ def _serve(
 def _play(bot: Any, lines: _Lines, send: Callable[..., None]) -> int:
     """Answer the referee's requests for ``bot`` until ``quit``, the end of input or (in a
     cooperative fork server) ``fresh``; returns the exit code."""
+    from arena.bot import seed_global_generators
     from arena.game import Action, Observation
     from arena.game.events import Event
 
@@ -239,6 +240,7 @@ def _play(bot: Any, lines: _Lines, send: Callable[..., None]) -> int:
             elif kind == P.START:
                 events = []
                 failure = None
+                seed_global_generators(int(message["seed"]))
                 reset = getattr(bot, "reset", None)
                 if reset is not None:
                     try:

@@ -18,6 +18,7 @@ from abc import ABC, abstractmethod
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from arena.bot import seed_global_generators
 from arena.errors import (
     BotCrashedError,
     BotDisqualifiedError,
@@ -132,7 +133,9 @@ class InProcessHandle(BotHandle):
         self.name = str(name or getattr(bot, "name", type(bot).__name__))
 
     def start(self, seat: int, players: int, variant: str, seed: int) -> None:
-        """Reset the bot's randomness for the round."""
+        """Reset the bot's randomness for the round (the global generators too, as its host
+        would: :func:`arena.bot.seed_global_generators`)."""
+        seed_global_generators(seed)
         reset = getattr(self.bot, "reset", None)
         if reset is not None:
             try:
