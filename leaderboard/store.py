@@ -414,6 +414,8 @@ class Store:
         sqlite = parsed.get_backend_name() == "sqlite"
         if self.read_only:
             return self._connect_read_only(parsed, sqlite)
+        if sqlite:
+            _check_directory(parsed.database or "", shown)
         engine = _create_engine(
             parsed, shown, connect_args={"timeout": SQLITE_BUSY_SECONDS} if sqlite else {}
         )
@@ -1126,6 +1128,17 @@ def _to_json(value: Any) -> str:
     records, both ways: engines read JSON columns with ``orjson.loads``; raises ``TypeError``
     for what JSON cannot hold)."""
     return orjson.dumps(value).decode()
+
+
+def _check_directory(database: str, shown: str) -> None:
+    """Raise :class:`StoreError` naming the directory when SQLite file ``database`` would be
+    made in a directory that does not exist (SQLite says only "unable to open database file")."""
+    if not database or database == ":memory:" or database.startswith("file:"):
+        return
+    directory = Path(database).expanduser().absolute().parent
+    if not directory.is_dir():
+        what = "not a directory" if directory.exists() else "no such directory"
+        raise StoreError(f"cannot make database {shown!r}: {what}: {directory}")
 
 
 def _sqlite_read_only(database: str, shown: str) -> Engine:

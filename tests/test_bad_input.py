@@ -151,6 +151,13 @@ def test_a_read_only_store_refuses_to_write(stored: Path) -> None:
     assert Store.open_existing(f"sqlite:///{stored}").status(1) == "finished"
 
 
+def test_a_database_in_a_missing_directory_names_the_directory(tmp_path: Path) -> None:
+    url = f"sqlite:///{tmp_path}/typo/arena.db"
+    error = invoke("tournament", "--decks", "random:1", "--bots", "random,uniform", "--db", url)
+    one_line_error(error, f"no such directory: {tmp_path}/typo")
+    assert not (tmp_path / "typo").exists()
+
+
 def test_a_missing_postgresql_database_is_one_line() -> None:
     url = "postgresql+psycopg://arena@127.0.0.1:1/nosuchdb"
     one_line_error(invoke("leaderboard", "--db", url), "cannot open database")

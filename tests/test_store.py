@@ -248,7 +248,8 @@ def test_sqlite_uses_write_ahead_logging(tmp_path: Path) -> None:
     [
         ("not a url", "bad database URL"),
         ("nosuchdialect://host/db", "unknown database dialect"),
-        ("sqlite:////no/such/directory/arena.db", "cannot open database"),
+        ("sqlite:////no/such/directory/arena.db", "no such directory: /no/such/directory"),
+        ("sqlite:////etc/hostname/arena.db", "not a directory: /etc/hostname"),
         ("postgresql://arena:secret@127.0.0.1:1/db", "database"),
         ("postgresql+nosuchdriver://arena@127.0.0.1/db", "database"),
     ],
