@@ -266,10 +266,12 @@ def elo_to_score(elo: float) -> float:
 
 @dataclass(frozen=True)
 class EloEstimate:
-    """Bot A's score per game, the Elo difference A - B with its interval, and the LOS.
+    """Bot A's score per game with its interval, the Elo difference A - B with its interval, and
+    the LOS.
 
-    ``elo_lo``/``elo_hi`` bound the ``CONFIDENCE`` interval (not symmetric about ``elo``);
-    ``los`` is the probability that A is the stronger.
+    ``score_lo``/``score_hi`` bound the score's ``CONFIDENCE`` interval (within 0 and 1);
+    ``elo_lo``/``elo_hi`` bound the same interval in Elo (not symmetric about ``elo``); ``los``
+    is the probability that A is the stronger.
     """
 
     score: float
@@ -277,6 +279,8 @@ class EloEstimate:
     elo_lo: float
     elo_hi: float
     los: float
+    score_lo: float = 0.0
+    score_hi: float = 1.0
 
     @property
     def error(self) -> float:
@@ -293,6 +297,7 @@ def estimate(counts: OutcomeCounts, confidence: float = CONFIDENCE) -> EloEstima
         s   = sum_k f_k a_k                   the score per game
         var = sum_k f_k (a_k - s)^2           the variance of one unit's score
         se  = sqrt(var / N)
+        score interval [s - z se, s + z se] (within 0 and 1)
         Elo = elo(s), interval [elo(s - z se), elo(s + z se)], LOS = Phi((s - 0.5) / se)
 
     with ``z`` the normal quantile of ``confidence`` and ``elo(x) = 400 log10(x / (1 - x))``.
@@ -336,6 +341,8 @@ def estimate(counts: OutcomeCounts, confidence: float = CONFIDENCE) -> EloEstima
         elo_lo=elo(s - z * se),
         elo_hi=elo(s + z * se),
         los=float(special.ndtr((s - 0.5) / se)),
+        score_lo=max(0.0, s - z * se),
+        score_hi=min(1.0, s + z * se),
     )
 
 

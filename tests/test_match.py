@@ -105,6 +105,29 @@ def test_a_fixed_match_plays_whole_pairs_without_a_test(tmp_path: Path) -> None:
     pairs = pairs_of(store, out["tournament"], "random")
     assert count_game_pairs(pairs[:11]).counts == tuple(out["counts"])
     assert store.status(out["tournament"]) == "finished"
+    # what a researcher needs: wins, draws and losses, the score's interval, the pairs by
+    # outcome and each bot's time per move, from the 22 games counted
+    scores = [score for pair in pairs[:11] for score in pair]
+    wins, losses = scores.count(1.0), scores.count(0.0)
+    assert (out["wins"], out["draws"], out["losses"]) == (wins, 22 - wins - losses, losses)
+    assert out["score_lo"] < out["score"] < out["score_hi"]
+    assert sum(out["pairs_by_points"].values()) == 11
+    assert list(out["pairs_by_points"]) == ["0", "0.5", "1", "1.5", "2"]
+    counted = [g.record for g in store.stored_games(out["tournament"]) if g.deck < 11]
+    for bot in ("random", "uniform"):
+        clock = out["time_per_move"][bot]
+        seats = [r.seats.index(bot) for r in counted]
+        moves = sum(r.moves[s] for r, s in zip(counted, seats, strict=True))
+        worst = max(r.slowest[s] for r, s in zip(counted, seats, strict=True))
+        assert clock["moves"] == moves and clock["worst"] == pytest.approx(worst)
+        assert 0 < clock["mean"] <= clock["worst"] < 1.25
+    text = arena(*args, "--db", db)
+    assert text.exit_code == 0, text.output
+    lines = text.stdout.splitlines()
+    assert lines[1].startswith(f"  random: {wins} wins, {22 - wins - losses} draws, {losses} losses")
+    assert lines[2].startswith("  pairs by random's points (of 2): ")
+    assert lines[3].startswith("  random: mean ") and " worst " in lines[3]
+    assert lines[4].startswith("  uniform: mean ") and lines[4].endswith(" moves")
 
 
 # --- interrupted for real -------------------------------------------------------------------

@@ -124,9 +124,11 @@ def test_same_seed_same_record() -> None:
     one = Referee().play_round(handles(UniformBot(), UniformBot(), UniformBot()), seed=77)
     two = Referee().play_round(handles(UniformBot(), UniformBot(), UniformBot()), seed=77)
     a, b = one.to_json(), two.to_json()
-    a.pop("times")
-    b.pop("times")
+    for timed in ("times", "slowest"):
+        a.pop(timed)
+        b.pop(timed)
     assert a == b
+    assert all(0 < s <= t for s, t in zip(one.slowest, one.times, strict=True))
 
 
 def test_opening_moves_are_played_before_the_bots() -> None:

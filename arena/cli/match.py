@@ -266,6 +266,8 @@ def _play(
         click.echo(json.dumps(data, default=str))
         return
     click.echo(f"match {tid}: {tally.verdict_line()}")
+    for line in tally.detail_lines():
+        click.echo(line)
 
 
 COMMANDS: tuple[click.Command, ...] = (match,)

@@ -39,6 +39,7 @@ from arena.hosting.sandbox import Sandbox
 from arena.referee.play import BotHandle, Referee, Turn
 from arena.referee.records import Fault, GameRecord
 from arena.seeds import derive_seed
+from arena.tournament.progress import format_time
 
 #: The reference bot the bot under test plays against.
 OPPONENT = "uniform"
@@ -235,10 +236,6 @@ def _round_seed(seed: int, combo: Combination, index: int) -> int:
 def _seating(bot: BotHandle, opponents: Sequence[BotHandle], seat: int, n: int) -> list[BotHandle]:
     others = list(opponents[: n - 1])
     return [*others[:seat], bot, *others[seat:]]
-
-
-def _ms(seconds: float) -> str:
-    return f"{seconds * 1000:.1f} ms" if seconds < 1 else f"{seconds:.2f} s"
 
 
 def _replay_command(
@@ -533,15 +530,15 @@ class _Run:
             "limit": self.move_time,
         }
         detail = (
-            f"mean {_ms(mean)}, max {_ms(clock.max)} over {clock.moves} moves "
+            f"mean {format_time(mean)}, max {format_time(clock.max)} over {clock.moves} moves "
             f"(limit {self.move_time:g} s); slowest: {clock.max_where}"
         )
         warnings: tuple[str, ...] = ()
         if clock.max > self.move_time * WARN_SHARE:
             warnings = (
-                f"the slowest move took {_ms(clock.max)}, within {1 - WARN_SHARE:.0%} of the "
-                f"limit of {self.move_time:g} s: a slower machine or a busy one may make it a "
-                "timeout (size the bot's search to about half the limit)",
+                f"the slowest move took {format_time(clock.max)}, within "
+                f"{1 - WARN_SHARE:.0%} of the limit of {self.move_time:g} s: a slower machine or "
+                "a busy one may make it a timeout (size the bot's search to about half the limit)",
             )
         return CheckResult(name, True, detail, warnings, data=data)
 
@@ -550,8 +547,9 @@ def _difference(first: GameRecord, again: GameRecord) -> str | None:
     """How two records of the same round differ (times aside), or ``None`` if they do not."""
     a = first.to_json()
     b = again.to_json()
-    a.pop("times", None)
-    b.pop("times", None)
+    for timed in ("times", "slowest"):
+        a.pop(timed, None)
+        b.pop(timed, None)
     if a == b:
         return None
     for i, (x, y) in enumerate(zip(first.actions, again.actions, strict=False)):

@@ -243,6 +243,7 @@ class Referee:
         opening_moves = len(game.actions)
         times = [0.0] * n
         moves = [0] * n
+        slowest = [0.0] * n
         faults: list[Fault] = []
 
         def fault(seat: int, kind: str, message: str) -> None:
@@ -296,9 +297,11 @@ class Referee:
                 kind, message = INTERNAL, _unexpected(exc)
             else:
                 kind = message = ""
-            times[seat] += time.perf_counter() - begun
+            spent = time.perf_counter() - begun
+            times[seat] += spent
             if answered:
                 moves[seat] += 1
+                slowest[seat] = max(slowest[seat], spent)
             if kind:
                 fault(seat, kind, message)
                 continue
@@ -321,6 +324,7 @@ class Referee:
             moves=moves,
             faults=faults,
             opening=opening_moves,
+            slowest=slowest,
         )
 
     def play_match(

@@ -57,6 +57,9 @@ class GameRecord:
     faults: list[Fault] = field(default_factory=list)
     #: How many of the first ``actions`` were given as an opening rather than chosen by the bots.
     opening: int = 0
+    #: Each seat's slowest answer (seconds; 0 for a seat that answered nothing). Empty in records
+    #: stored before it was kept.
+    slowest: list[float] = field(default_factory=list)
 
     def score(self, seat: int) -> float:
         """The seat's share of the round: 1 for a win, 1/k for a win shared by k, else 0."""
@@ -105,6 +108,7 @@ class GameRecord:
             "moves": list(self.moves),
             "faults": [f.to_json() for f in self.faults],
             "opening": self.opening,
+            "slowest": list(self.slowest),
         }
 
     @classmethod
@@ -125,6 +129,7 @@ class GameRecord:
             moves=[int(m) for m in d["moves"]],
             faults=[Fault(**f) for f in d.get("faults", ())],
             opening=int(d.get("opening", 0)),
+            slowest=[float(t) for t in d.get("slowest", ())],
         )
 
 

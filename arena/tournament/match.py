@@ -19,8 +19,9 @@ from typing import Any
 
 from arena.errors import ArenaError
 from arena.referee.records import GameRecord
-from arena.tournament.progress import ProgressLine, format_duration
+from arena.tournament.progress import ProgressLine, format_duration, format_time
 from leaderboard.sprt import (
+    PAIR_TOTALS,
     PairCounts,
     Sprt,
     Verdict,
@@ -91,6 +92,8 @@ class MatchTally:
         self.counts = PairCounts()
         self.result: Verdict | None = None
         self._games: dict[int, dict[int, float]] = {}
+        # per deck and rotation, each bot's (thinking time, answers, slowest answer)
+        self._clocks: dict[int, dict[int, dict[str, tuple[float, int, float]]]] = {}
 
     @property
     def games(self) -> int:
@@ -135,6 +138,43 @@ class MatchTally:
     def _note(self, deck: int | None, rotation: int, record: GameRecord) -> None:
         if deck is not None:
             self._games.setdefault(deck, {})[rotation] = score_of(record, self.a)
+            slowest = record.slowest or [0.0] * len(record.seats)
+            self._clocks.setdefault(deck, {})[rotation] = {
+                name: (record.times[seat], record.moves[seat], slowest[seat])
+                for seat, name in enumerate(record.seats)
+            }
+
+    def _counted(self) -> list[tuple[int, int]]:
+        """The (deck, rotation) of every game the test counted."""
+        return [(deck, rotation) for deck in range(len(self.totals)) for rotation in (0, 1)]
+
+    def outcomes(self) -> tuple[int, int, int]:
+        """``a``'s wins, draws (a shared win, or a game neither could play) and losses in the
+        games counted."""
+        scores = [self._games[deck][rotation] for deck, rotation in self._counted()]
+        wins = sum(1 for x in scores if x == 1.0)
+        losses = sum(1 for x in scores if x == 0.0)
+        return wins, len(scores) - wins - losses, losses
+
+    def clocks(self) -> dict[str, dict[str, float | int | None]]:
+        """Each bot's time per move in the games counted: ``moves``, ``mean`` and ``worst``
+        (seconds; the worst is ``None`` where only games stored before the slowest answer was
+        kept were counted)."""
+        found: dict[str, dict[str, float | int | None]] = {}
+        for name in (self.a, self.b):
+            clocks = [
+                self._clocks[deck][rotation][name]
+                for deck, rotation in self._counted()
+                if name in self._clocks[deck][rotation]
+            ]
+            moves = sum(c[1] for c in clocks)
+            worst = max((c[2] for c in clocks), default=0.0)
+            found[name] = {
+                "moves": moves,
+                "mean": sum(c[0] for c in clocks) / moves if moves else None,
+                "worst": worst if worst > 0 else None,
+            }
+        return found
 
     def _complete(self) -> list[float]:
         """The totals of the pairs complete in deck order, up to the first incomplete one."""
@@ -156,16 +196,29 @@ class MatchTally:
         return summary_line(self.counts, self.test)
 
     def to_dict(self) -> dict[str, Any]:
-        """The figures of ``--json``: result, games, pairs, LLR with its bounds, Elo with its
-        interval and LOS (``None`` where there is no test or no pair yet)."""
+        """The figures of ``--json``: result, games, pairs, ``a``'s wins, draws and losses, its
+        score with its interval, the pairs by ``a``'s points, LLR with its bounds, Elo with its
+        interval and LOS (``None`` where there is no test or no pair yet), and each bot's time
+        per move (:meth:`clocks`)."""
         e = estimate(self.counts) if self.counts.pairs else None
         lo, hi = self.test.bounds if self.test is not None else (None, None)
+        wins, draws, losses = self.outcomes()
         return {
             "result": self.verdict(),
             "games": self.games,
             "pairs": self.counts.pairs,
+            "wins": wins,
+            "draws": draws,
+            "losses": losses,
             "score": self.counts.score if e else None,
+            "score_lo": e.score_lo if e else None,
+            "score_hi": e.score_hi if e else None,
             "counts": list(self.counts.counts),
+            "pairs_by_points": {
+                f"{points:g}": count
+                for points, count in zip(PAIR_TOTALS, self.counts.counts, strict=True)
+            },
+            "time_per_move": self.clocks(),
             "llr": self.test.llr(self.counts) if self.test is not None else None,
             "llr_lo": lo,
             "llr_hi": hi,
@@ -197,6 +250,32 @@ class MatchTally:
             "inconclusive": "inconclusive: neither hypothesis accepted",
         }[self.verdict() or "inconclusive"]
         return f"{said} (SPRT {span}, {llr}); {figures}"
+
+    def detail_lines(self) -> list[str]:
+        """What the verdict rests on, for the text report: ``a``'s wins, draws and losses with
+        its score and interval, the pairs by ``a``'s points, and each bot's time per move."""
+        if not self.counts.pairs:
+            return []
+        e = estimate(self.counts)
+        wins, draws, losses = self.outcomes()
+        pairs = ", ".join(
+            f"{count} at {points:g}"
+            for points, count in zip(PAIR_TOTALS, self.counts.counts, strict=True)
+        )
+        lines = [
+            f"  {self.a}: {wins} wins, {draws} draws, {losses} losses; score "
+            f"{self.counts.score:.1%} [{e.score_lo:.1%}, {e.score_hi:.1%}]",
+            f"  pairs by {self.a}'s points (of 2): {pairs}",
+        ]
+        for name, clock in self.clocks().items():
+            mean, worst = clock["mean"], clock["worst"]
+            if mean is None:
+                continue
+            said = f"mean {format_time(float(mean))}"
+            if worst is not None:
+                said += f", worst {format_time(float(worst))}"
+            lines.append(f"  {name}: {said} per move over {clock['moves']} moves")
+        return lines
 
 
 class MatchProgress(ProgressLine):

@@ -17,6 +17,11 @@ PLAIN_EVERY = 10.0
 REDRAW_EVERY = 0.2
 
 
+def format_time(seconds: float) -> str:
+    """A short time, as a move's: ``12.3 ms`` below a second, ``1.25 s`` above."""
+    return f"{seconds * 1000:.1f} ms" if seconds < 1 else f"{seconds:.2f} s"
+
+
 def format_duration(seconds: float) -> str:
     """``seconds`` as ``H:MM:SS`` (or ``M:SS`` under an hour)."""
     total = max(0, round(seconds))
