@@ -293,6 +293,21 @@ def test_cli_check_of_a_failing_bot_exits_1(bad_catalog: Catalog) -> None:
     assert "FAIL  play classic, 2 players: faults (illegal)" in result.stdout
 
 
+def test_cli_checks_several_bots_in_one_run(bad_catalog: Catalog) -> None:
+    args = ["check", "cc_liar", "uniform", "cc_legacy", "--rounds", "2", "--sandbox", "none"]
+    result = CliRunner().invoke(cli, args)
+    assert result.exit_code == 1, result.output  # one of them failed
+    headers = [line for line in result.stdout.splitlines() if line.startswith("arena check ")]
+    assert [h.split()[2] for h in headers] == ["cc_liar", "uniform", "cc_legacy"]
+    assert result.stdout.rstrip().endswith("3 bots checked: 1 failed: cc_liar")
+    reports = json.loads(CliRunner().invoke(cli, [*args[:3], *args[4:], "--json"]).stdout)
+    assert [(r["bot"], r["passed"]) for r in reports] == [("cc_liar", False), ("uniform", True)]
+    # a bad name among them is one line before anything is played
+    refused = CliRunner().invoke(cli, ["check", "uniform", "nosuchbot", "--sandbox", "none"])
+    assert refused.exit_code == 2 and "nosuchbot" in refused.stderr
+    assert "checking" not in refused.stderr
+
+
 def test_a_report_without_checks_has_not_passed() -> None:
     entry = BotEntry("x", "", {}, "p", "", "")
     assert not CheckReport("x", entry, {}).passed

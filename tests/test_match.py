@@ -124,7 +124,9 @@ def test_a_fixed_match_plays_whole_pairs_without_a_test(tmp_path: Path) -> None:
     text = arena(*args, "--db", db)
     assert text.exit_code == 0, text.output
     lines = text.stdout.splitlines()
-    assert lines[1].startswith(f"  random: {wins} wins, {22 - wins - losses} draws, {losses} losses")
+    assert lines[1].startswith(
+        f"  random: {wins} wins, {22 - wins - losses} draws, {losses} losses"
+    )
     assert lines[2].startswith("  pairs by random's points (of 2): ")
     assert lines[3].startswith("  random: mean ") and " worst " in lines[3]
     assert lines[4].startswith("  uniform: mean ") and lines[4].endswith(" moves")

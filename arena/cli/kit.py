@@ -52,20 +52,20 @@ def new_bot(name: str, directory: Path | None, sandbox: str) -> None:
 
 
 @click.command()
-@click.argument("bot")
+@click.argument("bots", nargs=-1, required=True)
 @click.option(
     "--rounds",
     type=click.IntRange(min=1),
     default=200,
     show_default=True,
-    help="Random rounds per variant and player count the bot claims.",
+    help="Random rounds per variant and player count each bot claims.",
 )
 @seed_option
 @move_time_option
 @isolation_options
 @json_option
 def check(
-    bot: str,
+    bots: tuple[str, ...],
     rounds: int,
     seed: int,
     move_time: float,
@@ -74,34 +74,49 @@ def check(
     max_faults: int | None,
     as_json: bool,
 ) -> None:
-    """Conformance run for BOT before you submit it: legal answers within the time limit over
-    many random rounds in every variant and player count it claims, the same play for the same
-    seed, and a whole match survived. Exit code 1 if anything failed; the report says what.
+    """Conformance run for each of BOTS before you submit them: legal answers within the time
+    limit over many random rounds in every variant and player count a bot claims, the same play
+    for the same seed, and a whole match survived. Exit code 1 if anything failed for any bot;
+    the reports say what (with --json: one report, or a list of them for several bots).
     """
     from arena.hosting.catalog import load_catalog
     from arena.kit.conformance import run_checks
 
     box = command_sandbox(sandbox, memory_mb)
     catalog = load_catalog(box)
-    spec, entry = catalog.resolve(bot)
-    box.check(str(spec), entry.distribution)
-    compile_trusted(box, [entry])
-    report = run_checks(
-        bot,
-        catalog,
-        box,
-        rounds=rounds,
-        seed=seed,
-        move_time=move_time,
-        memory_mb=memory_mb,
-        progress=None if as_json else lambda text: click.echo(text, err=True),
-    )
+    entries = []
+    for bot in dict.fromkeys(bots):  # every name is checked before anything is played
+        spec, entry = catalog.resolve(bot)
+        box.check(str(spec), entry.distribution)
+        entries.append((bot, entry))
+    compile_trusted(box, list(dict((e.name, e) for _, e in entries).values()))
+    reports = []
+    for number, (bot, _) in enumerate(entries):
+        report = run_checks(
+            bot,
+            catalog,
+            box,
+            rounds=rounds,
+            seed=seed,
+            move_time=move_time,
+            memory_mb=memory_mb,
+            progress=None if as_json else lambda text: click.echo(text, err=True),
+        )
+        reports.append(report)
+        if not as_json:
+            if number:
+                click.echo()
+            for line in report.lines():
+                click.echo(line)
+    failed = [report.bot for report in reports if not report.passed]
     if as_json:
-        click.echo(json.dumps(report.to_json(), indent=2))
-    else:
-        for line in report.lines():
-            click.echo(line)
-    if not report.passed:
+        found = [report.to_json() for report in reports]
+        click.echo(json.dumps(found[0] if len(bots) == 1 else found, indent=2))
+    elif len(reports) > 1:
+        click.echo()
+        verdict = f"{len(failed)} failed: {', '.join(failed)}" if failed else "all passed"
+        click.echo(f"{len(reports)} bots checked: {verdict}")
+    if failed:
         sys.exit(1)
 
 
