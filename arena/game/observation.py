@@ -16,6 +16,8 @@ from arena.game.variants import VARIANTS, Variant
 if TYPE_CHECKING:  # numpy is imported where a view array is made, not by a bot's host
     import numpy as np
 
+    from arena.game.history import Play
+
 _END_CODES = {name: code for code, name in END_REASONS.items()}
 _VARIANT_NAMES = {v.code: v.name for v in VARIANTS.values()}
 
@@ -176,6 +178,13 @@ class Observation:
         return np.array([a.to_int() for a in self.legal_actions], dtype=np.int32)
 
     # --- JSON -------------------------------------------------------------------------------
+
+    def history(self) -> tuple[Play, ...]:
+        """The round's plays so far as this seat saw them, in order, each with its target,
+        guess and what came of it (:mod:`arena.game.history`)."""
+        from arena.game.history import history
+
+        return history(self.events)
 
     def to_json(self, events: bool = True) -> dict[str, Any]:
         """A JSON-ready dict (cards as their values, actions as strings); without ``events``
