@@ -7,17 +7,6 @@ import random
 from arena.game import Action, Observation
 
 
-def seed_global_generators(seed: int) -> None:
-    """Seed Python's global :mod:`random` and NumPy's global generator (``numpy.random``) from
-    a round's ``seed``. Every bot's host does this at the start of each round, before the bot's
-    ``reset``, so code written with the global generators plays the same way for the same seed
-    (numba's generator inside compiled code is its own: seed it there from ``seed``)."""
-    import numpy
-
-    random.seed(seed)
-    numpy.random.seed(seed % (1 << 32))
-
-
 class Bot:
     """A Love Letter bot: subclass it and implement :meth:`act`.
 

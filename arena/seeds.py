@@ -4,6 +4,8 @@ and a key, so a result never depends on the order or the process in which work w
 from __future__ import annotations
 
 import hashlib
+import random
+import sys
 from collections.abc import Callable
 
 
@@ -25,3 +27,15 @@ def seed_deriver(seed: int, *prefix: object) -> Callable[[object], int]:
 
 def _seed(text: bytes) -> int:
     return int.from_bytes(hashlib.blake2b(text, digest_size=8).digest(), "little") >> 1
+
+
+def seed_global_generators(seed: int) -> None:
+    """Seed Python's global :mod:`random` and, where the bot has imported NumPy, NumPy's global
+    generator (``numpy.random``) from a round's ``seed``. Every bot's host does this at the
+    start of each round, before the bot's ``reset``, so code written with the global generators
+    plays the same way for the same seed. NumPy is not imported for it (a host that does not use
+    it should not pay for it); numba's generator inside compiled code is its own."""
+    random.seed(seed)
+    numpy = sys.modules.get("numpy")
+    if numpy is not None:
+        numpy.random.seed(seed % (1 << 32))

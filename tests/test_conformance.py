@@ -43,6 +43,8 @@ PLUGIN = '''\
 import random
 import time
 
+import numpy
+
 from arena.bot import Bot
 from arena.game import Action
 from arena.hookspecs import hookimpl
@@ -83,8 +85,6 @@ class Legacy(Bot):
     """Draws from the global generators, as much published code does."""
 
     def act(self, observation):
-        import numpy
-
         legal = observation.legal_actions
         return legal[(random.randrange(len(legal)) + numpy.random.randint(len(legal))) % len(legal)]
 

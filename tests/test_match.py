@@ -188,6 +188,8 @@ def test_an_interrupted_match_resumes_to_the_same_verdict(
     runs = again["settings"].pop("sandboxes")
     assert len(runs) == 2 and runs[0] == verdict["settings"].pop("sandboxes")[0]
     assert again["settings"].pop("created") >= verdict["settings"].pop("created")
+    # the same games counted; their thinking times were measured on two different runs' clocks
+    assert again.pop("time_per_move").keys() == verdict.pop("time_per_move").keys()
     assert again == verdict
     after = {g.key: g.id for g in store.stored_games(1)}
     assert {k: after[k] for k in before} == before  # what was stored stays; nothing twice

@@ -206,9 +206,9 @@ def _serve(
 def _play(bot: Any, lines: _Lines, send: Callable[..., None]) -> int:
     """Answer the referee's requests for ``bot`` until ``quit``, the end of input or (in a
     cooperative fork server) ``fresh``; returns the exit code."""
-    from arena.bot import seed_global_generators
     from arena.game import Action, Observation
     from arena.game.events import Event
+    from arena.seeds import seed_global_generators
 
     events: list[Event] = []
     failure: str | None = None  # why the bot cannot play this round (its reset failed)
@@ -240,11 +240,15 @@ def _play(bot: Any, lines: _Lines, send: Callable[..., None]) -> int:
             elif kind == P.START:
                 events = []
                 failure = None
-                seed_global_generators(int(message["seed"]))
+                seed = int(message["seed"])
+                try:
+                    seed_global_generators(seed)
+                except Exception as exc:  # a bot may have replaced them
+                    failure = f"seeding the global generators failed: {_error_text(exc)}"
                 reset = getattr(bot, "reset", None)
-                if reset is not None:
+                if reset is not None and failure is None:
                     try:
-                        reset(int(message["seed"]))
+                        reset(seed)
                     except Exception as exc:
                         failure = f"reset failed: {_error_text(exc)}"
             elif kind == P.QUIT:

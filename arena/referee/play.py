@@ -18,7 +18,6 @@ from abc import ABC, abstractmethod
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from arena.bot import seed_global_generators
 from arena.errors import (
     BotCrashedError,
     BotDisqualifiedError,
@@ -33,7 +32,7 @@ from arena.errors import (
 from arena.game import Action, Card, Game, Match, Variant
 from arena.game.observation import Observation
 from arena.referee.records import Fault, GameRecord, MatchRecord
-from arena.seeds import derive_seed
+from arena.seeds import derive_seed, seed_global_generators
 
 #: Seconds allowed past the move time limit before an answer counts as late.
 GRACE = 0.25
@@ -134,7 +133,7 @@ class InProcessHandle(BotHandle):
 
     def start(self, seat: int, players: int, variant: str, seed: int) -> None:
         """Reset the bot's randomness for the round (the global generators too, as its host
-        would: :func:`arena.bot.seed_global_generators`)."""
+        would: :func:`arena.seeds.seed_global_generators`)."""
         seed_global_generators(seed)
         reset = getattr(self.bot, "reset", None)
         if reset is not None:
