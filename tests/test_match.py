@@ -189,7 +189,8 @@ def test_an_interrupted_match_resumes_to_the_same_verdict(
     assert len(runs) == 2 and runs[0] == verdict["settings"].pop("sandboxes")[0]
     assert again["settings"].pop("created") >= verdict["settings"].pop("created")
     # the same games counted; their thinking times were measured on two different runs' clocks
-    assert again.pop("time_per_move").keys() == verdict.pop("time_per_move").keys()
+    timing = again.pop("time_per_move")
+    assert timing.keys() == verdict.pop("time_per_move").keys()
     assert again == verdict
     after = {g.key: g.id for g in store.stored_games(1)}
     assert {k: after[k] for k in before} == before  # what was stored stays; nothing twice
@@ -210,6 +211,7 @@ def test_an_interrupted_match_resumes_to_the_same_verdict(
     by_id_verdict = json.loads(by_id.stdout)
     assert len(by_id_verdict["settings"].pop("sandboxes")) >= 2
     by_id_verdict["settings"].pop("created")
+    assert by_id_verdict.pop("time_per_move") == timing  # the same stored games
     assert by_id_verdict == verdict
 
 
