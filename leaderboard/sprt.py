@@ -279,8 +279,8 @@ class EloEstimate:
     elo_lo: float
     elo_hi: float
     los: float
-    score_lo: float = 0.0
-    score_hi: float = 1.0
+    score_lo: float
+    score_hi: float
 
     @property
     def error(self) -> float:

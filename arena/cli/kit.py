@@ -111,7 +111,7 @@ def check(
     failed = [report.bot for report in reports if not report.passed]
     if as_json:
         found = [report.to_json() for report in reports]
-        click.echo(json.dumps(found[0] if len(bots) == 1 else found, indent=2))
+        click.echo(json.dumps(found[0] if len(found) == 1 else found, indent=2))
     elif len(reports) > 1:
         click.echo()
         verdict = f"{len(failed)} failed: {', '.join(failed)}" if failed else "all passed"

@@ -19,7 +19,7 @@ import contextlib
 import os
 import time
 from collections import OrderedDict
-from collections.abc import Collection, Sequence
+from collections.abc import Collection, Iterable, Sequence
 from dataclasses import dataclass, field
 from functools import partial
 
@@ -179,7 +179,7 @@ class BlockPlayer:
         total = self.setup.host_memory_mb << 20
         if self._all_fit():
             return handles
-        used = self._claims(seats)
+        used = self._claims(seats, self._hosts)
         for name in list(self._hosts):
             if len(self._hosts) <= self.setup.max_hosts and sum(used.values()) <= total:
                 break
@@ -197,12 +197,15 @@ class BlockPlayer:
             and len(self._hosts) * limit <= self.setup.host_memory_mb << 20
         )
 
-    def _claims(self, seats: Collection[str]) -> dict[str, int]:
-        """The memory each host held may take: what it uses now, or its full limit for the
-        ``seats`` (they may grow to it during the game) and for hosts still starting."""
+    def _claims(self, seats: Collection[str], names: Iterable[str]) -> dict[str, int]:
+        """The memory each of the hosts ``names`` (held ones) may take: what it uses now, or
+        its full limit for the ``seats`` (they may grow to it during the game) and for hosts
+        still starting."""
         limit = self.setup.memory_mb << 20
-        used = {name: h.memory_bytes() or 0 for name, h in self._hosts.items()}
-        for name, handle in self._hosts.items():
+        used = {}
+        for name in names:
+            handle = self._hosts[name]
+            used[name] = handle.memory_bytes() or 0
             if name in seats or not handle.ready:
                 used[name] = max(used[name], limit)
         return used
@@ -214,9 +217,10 @@ class BlockPlayer:
         if all(name in self._hosts for name in seats):
             return True
         limit = self.setup.memory_mb << 20
-        claims = self._claims(seats)
-        staying = set(seats) | {name for name in kept if name in self._hosts}
-        taken = sum(claims.get(name, limit) for name in staying)
+        staying = {name for name in (*seats, *kept) if name in self._hosts}
+        taken = sum(self._claims(seats, staying).values())
+        taken += limit * len(set(seats) - staying)
+        staying.update(seats)
         return len(staying) <= self.setup.max_hosts and taken <= self.setup.host_memory_mb << 20
 
     def play(self, task: BlockTask) -> BlockResult:
