@@ -9,7 +9,6 @@ remembers a deck's cards for the deck's seat-swapped game.
 from __future__ import annotations
 
 import os
-import signal
 import subprocess
 import sys
 import threading
