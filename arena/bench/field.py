@@ -14,7 +14,7 @@ import os
 import sys
 from pathlib import Path
 
-from arena.kit.scaffold import package_files, package_name
+from arena.kit.scaffold import Layout, class_name, package_files, package_name
 
 #: The scaffolded bot's name; the field's bots are called ``fieldbot-000``, ``fieldbot-001``...
 FIELD_BOT = "fieldbot"
@@ -48,9 +48,9 @@ def field_names(count: int) -> list[str]:
 def install_field(count: int, where: Path) -> Path:
     """Write a package registering ``count`` copies of the scaffolded bot, with its metadata,
     into ``where`` (a directory for ``PYTHONPATH``); returns ``where``."""
-    files = package_files(FIELD_BOT)
+    files = package_files(Layout.of((FIELD_BOT,)))
     package = package_name(FIELD_BOT)
-    cls = files[f"src/{package}/bot.py"].split("class ", 1)[1].split("(", 1)[0]
+    cls = class_name(FIELD_BOT)
     target = where / package
     target.mkdir(parents=True, exist_ok=True)
     (target / "__init__.py").write_text(files[f"src/{package}/__init__.py"])

@@ -20,13 +20,19 @@ from arena.cli.options import (
 
 
 @click.command("new-bot")
-@click.argument("name")
+@click.argument("names", nargs=-1, required=True)
+@click.option(
+    "--package",
+    default=None,
+    help="The package's own name (its distribution and plugin); needed for several bots "
+    "(default for one bot NAME: loveletter-NAME).",
+)
 @click.option(
     "--dir",
     "directory",
     type=click.Path(file_okay=False, path_type=Path),
     default=None,
-    help="Where to write the package (default: ./loveletter-NAME).",
+    help="Where to write the package (default: ./PACKAGE).",
 )
 @click.option(
     "--sandbox",
@@ -35,20 +41,33 @@ from arena.cli.options import (
     show_default=True,
     help="Where plugins are asked which names they use (see `arena play --help`).",
 )
-def new_bot(name: str, directory: Path | None, sandbox: str) -> None:
-    """Write a ready bot package NAME: pyproject with the entry point, a bot module and a test.
+def new_bot(
+    names: tuple[str, ...], package: str | None, directory: Path | None, sandbox: str
+) -> None:
+    """Write a ready package of the bots NAMES: pyproject with the entry point, a module per
+    bot, and tests that play every bot the package registers.
 
-    NAME must not be taken: a bot name belongs to one distribution, so a name already installed
-    is refused. `pip install -e DIR` the package and the bot shows up in `arena bots` at once.
+    One bot NAME makes the package loveletter-NAME; several need --package. A bot name belongs
+    to one distribution, so a name already installed is refused. `pip install -e DIR` the
+    package and its bots show up in `arena bots` at once.
     """
     from arena.hosting.catalog import load_catalog
-    from arena.kit.scaffold import check_name, check_name_free, write_bot_package
+    from arena.kit.scaffold import (
+        Layout,
+        check_distribution_free,
+        check_name_free,
+        write_bot_package,
+    )
 
-    check_name(name)
-    check_name_free(name, load_catalog(command_sandbox(sandbox)))
-    root = write_bot_package(name, directory)
-    click.echo(f"wrote a bot package in {root}")
-    click.echo(f"next: pip install -e {root} && arena check {name}")
+    layout = Layout.of(names, package)
+    check_distribution_free(layout.distribution)
+    catalog = load_catalog(command_sandbox(sandbox))
+    for name in layout.bots:
+        check_name_free(name, catalog)
+    root = write_bot_package(layout, directory)
+    what = "a bot package" if len(names) == 1 else f"a package of {len(names)} bots"
+    click.echo(f"wrote {what} in {root}")
+    click.echo(f"next: pip install -e {root} && arena check {' '.join(layout.bots)}")
 
 
 @click.command()

@@ -1,14 +1,21 @@
 """``arena new-bot``: write a ready, pip-installable bot package to start from.
 
 The package has a ``pyproject.toml`` with the ``arena.bots`` entry point, a plugin module that
-registers the bot, a bot module with a small documented :class:`~arena.bot.Bot` subclass, a
-README and a pytest test. ``pip install -e`` it and the bot shows up in ``arena bots`` at once.
+registers its bots, a module per bot with a small documented :class:`~arena.bot.Bot` subclass, a
+README and pytest tests. ``pip install -e`` it and the bots show up in ``arena bots`` at once.
+
+A package of one bot is named after it (``loveletter-NAME``, its bot in ``bot.py``); a package
+of several has a name of its own (``--package``), its bots in ``bots/NAME.py``. The generated
+tests ask the plugin which bots it registers and what each declares, so they keep holding
+whatever bots and parameters the author gives the package.
 """
 
 from __future__ import annotations
 
 import importlib.metadata as md
+import keyword
 import re
+from dataclasses import dataclass
 from pathlib import Path
 from string import Template
 from typing import TYPE_CHECKING
@@ -30,8 +37,15 @@ class ScaffoldError(ArenaError):
 
 
 def package_name(name: str) -> str:
-    """The Python import name of bot ``name``'s package: ``my-bot`` -> ``loveletter_my_bot``."""
+    """The Python import name of bot ``name``'s own package: ``my-bot`` -> ``loveletter_my_bot``."""
     return "loveletter_" + name.replace("-", "_")
+
+
+def module_name(name: str) -> str:
+    """The Python name of ``name`` (a bot's module, a package): ``-`` becomes ``_``, and a
+    keyword gets a trailing ``_`` (``class`` -> ``class_``)."""
+    ident = name.replace("-", "_")
+    return ident + "_" if keyword.iskeyword(ident) else ident
 
 
 def class_name(name: str) -> str:
@@ -54,7 +68,7 @@ def check_name(name: str) -> None:
 def check_name_free(name: str, catalog: Catalog) -> None:
     """Raise :class:`ScaffoldError` if bot ``name`` would clash with what is installed: a bot of
     that name (names compare folded, see :mod:`arena.hosting.names`) owned or claimed by a
-    distribution, or an installed distribution ``loveletter-NAME``."""
+    distribution."""
     key = canonical(name)
     for entry in catalog.bots.values():
         if canonical(entry.name) == key:
@@ -64,14 +78,68 @@ def check_name_free(name: str, catalog: Catalog) -> None:
             )
     if key in catalog.contested:
         raise ScaffoldError(f"bot name {name!r} is taken: {catalog.contested[key]}")
+
+
+def check_distribution_free(distribution: str) -> None:
+    """Raise :class:`ScaffoldError` if a distribution named ``distribution`` is installed."""
     try:
-        md.distribution(f"loveletter-{name}")
+        md.distribution(distribution)
     except md.PackageNotFoundError:
         return
     raise ScaffoldError(
-        f"bot name {name!r} is taken: a distribution loveletter-{name} is installed; "
+        f"package name {distribution!r} is taken: a distribution {distribution} is installed; "
         "choose another name"
     )
+
+
+@dataclass(frozen=True)
+class Layout:
+    """What a package written by :func:`write_bot_package` is called: its ``distribution``, its
+    Python ``package``, its ``plugin`` (the entry point's name: the bot's for a package named
+    after its bot, else the package's), and its ``bots``."""
+
+    distribution: str
+    package: str
+    plugin: str
+    bots: tuple[str, ...]
+
+    @classmethod
+    def of(cls, bots: tuple[str, ...], package: str | None = None) -> Layout:
+        """The layout for ``bots`` (one or more bot names) in a package named ``package``
+        (default, for one bot only: ``loveletter-BOT``). Raises :class:`ScaffoldError` for a bad
+        or repeated name, or several bots without a package name."""
+        if not bots:
+            raise ScaffoldError("name at least one bot")
+        for name in bots:
+            check_name(name)
+        modules: dict[str, str] = {}
+        for name in bots:
+            other = modules.setdefault(module_name(name), name)
+            if other != name:
+                raise ScaffoldError(f"bots {other!r} and {name!r} would share a module; rename one")
+            if list(bots).count(name) > 1:
+                raise ScaffoldError(f"bot {name!r} is named twice")
+        if package is None:
+            if len(bots) > 1:
+                raise ScaffoldError(
+                    "a package of several bots needs a name of its own: give --package NAME"
+                )
+            return cls(f"loveletter-{bots[0]}", package_name(bots[0]), bots[0], tuple(bots))
+        if len(package) > MAX_NAME or not NAME_PATTERN.match(package):
+            raise ScaffoldError(
+                f"bad package name {package!r}: use lower-case letters, digits and single '-' "
+                f"or '_' between them, starting with a letter, at most {MAX_NAME} characters"
+            )
+        return cls(package, module_name(package), package, tuple(bots))
+
+    @property
+    def several(self) -> bool:
+        """Whether the package holds several bots (each in ``bots/NAME.py``)."""
+        return len(self.bots) > 1
+
+    def bot_module(self, name: str) -> str:
+        """The module of bot ``name``, relative to the package: ``bot`` or ``bots.NAME``."""
+        return f"bots.{module_name(name)}" if self.several else "bot"
 
 
 def _check_directory(root: Path) -> None:
@@ -81,33 +149,63 @@ def _check_directory(root: Path) -> None:
         raise ScaffoldError(f"{root} already exists and is not empty; choose another with --dir")
 
 
-def package_files(name: str) -> dict[str, str]:
-    """The files of bot ``name``'s package: path relative to the package root -> text."""
-    check_name(name)
-    package = package_name(name)
-    values = {"name": name, "package": package, "cls": class_name(name)}
-    files = {
-        "pyproject.toml": _PYPROJECT,
-        "README.md": _README,
-        f"src/{package}/__init__.py": _INIT,
-        f"src/{package}/plugin.py": _PLUGIN,
-        f"src/{package}/bot.py": _BOT,
-        "tests/test_bot.py": _TEST,
+def package_files(layout: Layout) -> dict[str, str]:
+    """The files of the package ``layout`` describes: path relative to its root -> text."""
+    package = layout.package
+    values = {
+        "distribution": layout.distribution,
+        "package": package,
+        "plugin": layout.plugin,
+        "first": layout.bots[0],
+        "bot_list": ", ".join(layout.bots),
+        "bot_words": " ".join(layout.bots),
     }
-    return {path: Template(text).substitute(values) for path, text in files.items()}
+    files = {
+        "pyproject.toml": Template(_PYPROJECT).substitute(values),
+        "README.md": Template(_README).substitute(
+            values,
+            modules="\n".join(
+                f"  - `src/{package}/{layout.bot_module(name).replace('.', '/')}.py`: `{name}`"
+                for name in layout.bots
+            ),
+        ),
+        f"src/{package}/__init__.py": Template(_INIT).substitute(values),
+        f"src/{package}/plugin.py": _plugin(layout),
+        "tests/test_bots.py": Template(_TEST).substitute(values),
+    }
+    if layout.several:
+        files[f"src/{package}/bots/__init__.py"] = Template(_BOTS_INIT).substitute(values)
+    for name in layout.bots:
+        path = f"src/{package}/{layout.bot_module(name).replace('.', '/')}.py"
+        files[path] = Template(_BOT).substitute(name=name, cls=class_name(name))
+    return files
 
 
-def write_bot_package(name: str, directory: Path | None = None) -> Path:
-    """Write a ready bot package for bot ``name`` and return its root directory.
+def _plugin(layout: Layout) -> str:
+    imports = "\n".join(
+        sorted(f"from .{layout.bot_module(name)} import {class_name(name)}" for name in layout.bots)
+    )
+    calls = "".join(
+        Template(_REGISTER if number == 0 else _REGISTER_PLAIN).substitute(
+            name=name, cls=class_name(name)
+        )
+        for number, name in enumerate(layout.bots)
+    )
+    return Template(_PLUGIN).substitute(
+        imports=imports, calls=calls, bots="bot" if len(layout.bots) == 1 else "bots"
+    )
 
-    The package is written to ``directory`` (default ``./loveletter-NAME``), which must not exist
-    yet or be empty. Its distribution is ``loveletter-NAME``, its Python package
-    ``loveletter_NAME`` (``-`` becomes ``_``), and its ``arena.bots`` entry point ``NAME``.
-    Raises :class:`ScaffoldError` (an :class:`~arena.errors.ArenaError`) for a bad name, a
-    directory in the way, or a file that cannot be written.
+
+def write_bot_package(layout: Layout, directory: Path | None = None) -> Path:
+    """Write a ready package of ``layout``'s bots and return its root directory.
+
+    The package is written to ``directory`` (default ``./DISTRIBUTION``, e.g.
+    ``./loveletter-NAME``), which must not exist yet or be empty. Raises :class:`ScaffoldError`
+    (an :class:`~arena.errors.ArenaError`) for a directory in the way or a file that cannot be
+    written.
     """
-    files = package_files(name)
-    root = (directory if directory is not None else Path(f"loveletter-{name}")).absolute()
+    files = package_files(layout)
+    root = (directory if directory is not None else Path(layout.distribution)).absolute()
     _check_directory(root)
     try:
         for relative, text in files.items():
@@ -120,7 +218,7 @@ def write_bot_package(name: str, directory: Path | None = None) -> Path:
     return root
 
 
-# --- the templates (string.Template: $name, $package, $cls) ----------------------------------
+# --- the templates (string.Template) ---------------------------------------------------------
 
 _PYPROJECT = """\
 [build-system]
@@ -128,9 +226,9 @@ requires = ["setuptools>=64"]
 build-backend = "setuptools.build_meta"
 
 [project]
-name = "loveletter-$name"
+name = "$distribution"
 version = "0.1.0"
-description = "$name: a Love Letter bot for loveletter-arena"
+description = "Love Letter bots for loveletter-arena: $bot_list"
 readme = "README.md"
 requires-python = ">=3.11"
 dependencies = ["loveletter-arena"]
@@ -141,44 +239,52 @@ test = ["pytest>=8"]
 # The arena finds bots through this entry-point group. The name on the left is the plugin's name;
 # the value is the module that implements the arena_register_bots hook.
 [project.entry-points."arena.bots"]
-$name = "$package.plugin"
+$plugin = "$package.plugin"
 
 [tool.setuptools.packages.find]
 where = ["src"]
 """
 
 _README = """\
-# loveletter-$name
+# $distribution
 
-The `$name` bot for loveletter-arena, the referee and tournament runner for Love Letter bots.
+Love Letter bots for loveletter-arena, the referee and tournament runner for Love Letter bots:
+$bot_list.
 
 ## Try it
 
 ```sh
-pip install -e '.[test]'        # the arena finds the bot through its entry point
-arena bots                      # $name is listed, with its parameters
-arena play $name uniform        # one round against uniform: any legal move at random
-arena play '$name[guard_known=false]' uniform
-arena play '$name[explore=0.2]' uniform   # explore is declared 0 to 1: explore=2 is refused
-arena check $name               # the conformance run: do this before you submit
-pytest                          # this package's own tests
+pip install -e '.[test]'    # the arena finds the bots through the entry point
+arena bots                  # lists $bot_list, with their parameters
+arena play $first uniform   # one round against uniform: any legal move at random
+arena play '$first[guard_known=false]' uniform
+arena play '$first[explore=0.2]' uniform   # explore is declared 0 to 1: explore=2 is refused
+arena check $bot_words   # the conformance run: do this before you submit
+pytest                      # this package's own tests
 ```
 
 ## Where things are
 
-- `src/$package/bot.py`: the bot. `act(observation)` gets what this seat may know and returns
-  one of `observation.legal_actions`. Make it smarter here.
-- `src/$package/plugin.py`: registers the bot with the arena (name, description, parameters
+- The bots, a class each, where `act(observation)` gets what the seat may know and returns one
+  of `observation.legal_actions`. Make them smarter there.
+$modules
+- `src/$package/plugin.py`: registers the bots with the arena (name, description, parameters
   with their defaults, and the range of each number).
-- `tests/test_bot.py`: plays many random rounds and checks every answer is legal.
+- `tests/test_bots.py`: asks the plugin which bots it registers, plays each in many random
+  rounds of every variant and player count it claims and checks every answer is legal, the same
+  play for the same seed, and that settings outside each declaration are refused.
 
-The bot runs in its own sandboxed process: no network, no files outside a private `/tmp`, a
+Each bot runs in its own sandboxed process: no network, no files outside a private `/tmp`, a
 time limit per move (`--move-time`, 1 s by default) and a memory limit. See the arena's
 `docs/writing-a-bot.md` for every field of the observation and the rules of the game.
 """
 
 _INIT = '''\
-"""The $name bot for loveletter-arena."""
+"""Love Letter bots for loveletter-arena: $bot_list."""
+'''
+
+_BOTS_INIT = '''\
+"""The bots of $distribution, a module each."""
 '''
 
 _PLUGIN = '''\
@@ -194,18 +300,21 @@ from typing import Any
 
 from arena.hookspecs import hookimpl
 
-from .bot import $cls
+$imports
 
 
 @hookimpl
 def arena_register_bots(register: Callable[..., Any]) -> None:
-    """Register the $name bot: name, factory, one-line description, parameter defaults, and
-    the range of each number parameter.
+    """Register this package's $bots: name, factory, one-line description, parameter defaults,
+    and the range of each number parameter.
 
     ``register`` also takes ``variants=("classic",)`` and ``players=(2,)`` to claim fewer
     variants or player counts than all of them, and ``types={"explore": float}`` where a
     default's type is not the one meant.
     """
+$calls'''
+
+_REGISTER = """\
     register(
         "$name",
         $cls,
@@ -216,7 +325,17 @@ def arena_register_bots(register: Callable[..., Any]) -> None:
         # Bounds of number parameters, inclusive (None: open): `$name[explore=2]` is refused.
         ranges={"explore": (0.0, 1.0)},
     )
-'''
+"""
+
+_REGISTER_PLAIN = """\
+    register(
+        "$name",
+        $cls,
+        "never plays the Princess if it can help it, Guards a card it knows, else random",
+        {"guard_known": True, "explore": 0.0},
+        ranges={"explore": (0.0, 1.0)},
+    )
+"""
 
 _BOT = '''\
 """The $name bot. Make it play better in :meth:`$cls.act`."""
@@ -280,57 +399,93 @@ class $cls(Bot):
 '''
 
 _TEST = '''\
-"""The $name bot answers a legal action in every position of many random rounds."""
+"""Every bot this package registers answers a legal action in every position of many random
+rounds of each variant and player count it claims, plays the same for the same seed, and refuses
+settings outside its declaration.
+
+The tests ask the plugin which bots it registers and what each declares: they hold whatever bots
+and parameters you give the package.
+"""
 
 from __future__ import annotations
 
 import random
+from typing import Any
 
 import pytest
 from arena.errors import ArenaError
-from arena.game import Card, Game
+from arena.game import Game, Variant
 from arena.hosting.plugins import load_registry
 
 from $package import plugin
-from $package.bot import $cls
+
+REGISTRY = load_registry([("$plugin", plugin)], entry_points=False)
+BOTS = sorted(REGISTRY.bots)
+#: (bot, variant, players): each combination a bot claims that the variant's rules allow.
+CLAIMED = [
+    (name, variant, players)
+    for name in BOTS
+    for variant in REGISTRY.bots[name].variants
+    for players in REGISTRY.bots[name].players
+    if Variant.get(variant).min_players <= players <= Variant.get(variant).max_players
+]
 
 
-@pytest.mark.parametrize(
-    ("variant", "players"), [("classic", 2), ("classic", 3), ("classic", 4), ("huibers", 2)]
-)
-def test_always_a_legal_action(variant: str, players: int) -> None:
-    rng = random.Random(f"{variant}-{players}")
-    for number in range(100):
+def play(name: str, variant: str, players: int, seed: str, rounds: int) -> list[Any]:
+    """Play ``rounds`` random rounds with bot ``name`` (its defaults) in every seat; every
+    action, each checked legal."""
+    rng = random.Random(seed)
+    actions = []
+    for number in range(rounds):
         game = Game(players, variant, seed=rng.randrange(2**32), first=rng.randrange(players))
-        bots = [
-            $cls(guard_known=rng.random() < 0.5, explore=rng.choice([0.0, 0.3]))
-            for _ in range(players)
-        ]
+        bots = [REGISTRY.build(name)[1] for _ in range(players)]
         for bot in bots:
             bot.reset(rng.randrange(2**32))
         while not game.over:
             seat = game.turn
             observation = game.observation(seat, round=number + 1)
             action = bots[seat].act(observation)
-            assert action in observation.legal_actions, (action, observation)
-            if action.card == Card.PRINCESS and not bots[seat].explore:
-                assert {a.card for a in observation.legal_actions} == {Card.PRINCESS}
+            assert action in observation.legal_actions, (name, action, observation)
+            actions.append(action)
             game.play(action)
+    return actions
 
 
-def test_the_plugin_registers_the_bot() -> None:
-    registry = load_registry([("$name-test", plugin)], entry_points=False)
-    info = registry.get("$name")
-    assert info.params == {"guard_known": True, "explore": 0.0}
-    spec, bot = registry.build("$name[guard_known=false,explore=0.5]")
-    assert str(spec) == "$name[guard_known=false,explore=0.5]"
-    assert isinstance(bot, $cls)
-    assert bot.guard_known is False and bot.explore == 0.5
+def test_the_plugin_registers_its_bots() -> None:
+    assert REGISTRY.errors == []
+    assert BOTS
 
 
-@pytest.mark.parametrize("setting", ["explore=2", "explore=nan", "guard_known=2"])
-def test_settings_outside_the_declaration_are_refused(setting: str) -> None:
-    registry = load_registry([("$name-test", plugin)], entry_points=False)
+@pytest.mark.parametrize(("name", "variant", "players"), CLAIMED)
+def test_always_a_legal_action(name: str, variant: str, players: int) -> None:
+    play(name, variant, players, f"{name}-{variant}-{players}", rounds=100)
+
+
+@pytest.mark.parametrize("name", BOTS)
+def test_the_same_seed_gives_the_same_play(name: str) -> None:
+    _, variant, players = next(claim for claim in CLAIMED if claim[0] == name)
+    assert play(name, variant, players, "again", 20) == play(name, variant, players, "again", 20)
+
+
+def outside(name: str) -> list[str]:
+    """Settings of bot ``name`` just outside what it declares."""
+    found = []
+    for param, rule in REGISTRY.bots[name].rules.items():
+        if rule.kind == "bool":
+            found.append(f"{param}=2")
+        if rule.kind in ("int", "float") and rule.high is not None and rule.high != float("inf"):
+            found.append(f"{param}={rule.high + 1}")
+        if rule.kind in ("int", "float") and rule.low is not None and rule.low != -float("inf"):
+            found.append(f"{param}={rule.low - 1}")
+        if rule.kind == "float":
+            found.append(f"{param}=nan")
+    return found
+
+
+@pytest.mark.parametrize(
+    ("name", "setting"), [(name, setting) for name in BOTS for setting in outside(name)]
+)
+def test_settings_outside_the_declaration_are_refused(name: str, setting: str) -> None:
     with pytest.raises(ArenaError, match="is refused"):
-        registry.build(f"$name[{setting}]")
+        REGISTRY.build(f"{name}[{setting}]")
 '''
