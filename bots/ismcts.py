@@ -89,7 +89,7 @@ def ismcts_search(
         for _ in range(batch):
             determinize(view, rng, state)
             depth, count = descend(
-                nodes, value, count, state, rng, c, True, acts, childof, path, ev
+                nodes, value, count, state, rng, c, True, acts, childof, path, ev, False
             )
             random_playout_with(state, rng, me, pview, acts, ev)
             for s in range(nplayers):

@@ -28,6 +28,7 @@ from arena.engine.jit import njit
 from arena.engine.layout import EVENT_WIDTH, MAX_ACTIONS, MAX_PLAYERS, S_END, S_TURN
 from arena.engine.rng import rand_below
 from arena.engine.rules import apply_action, legal_actions
+from bots.guard_rule import keep_rule_guards
 
 # Node fields (columns of ``nodes``).
 F_ACTION = 0
@@ -111,6 +112,7 @@ def descend(
     childof: np.ndarray,
     path: np.ndarray,
     ev: np.ndarray,
+    guard_rule: bool,
 ) -> tuple[int, int]:
     """Selection and expansion from the root with the engine state ``state`` (changed in place).
 
@@ -120,7 +122,9 @@ def descend(
     ``mean + c * sqrt(ln(n) / visits)`` is played, where ``mean`` is the child's average reward
     for the seat playing it and ``n`` the parent's visits, or with ``subset`` the child's
     availability count (Cowling et al. 2012's subset-armed bandit). Every child legal here gets
-    one more availability. The descent also stops at the end of the round.
+    one more availability. The descent also stops at the end of the round. With ``guard_rule``
+    a Guard names only the guess of :func:`bots.guard_rule.rule_guess` (the legal actions are
+    narrowed to it), never one read off the determinized hands.
 
     Returns ``(depth, count)``: the nodes visited are ``path[0..depth]`` (``path[0]`` the root),
     ``count`` the new node count. The capacity is ``nodes.shape[0]``.
@@ -132,6 +136,8 @@ def descend(
     while state[S_END] == 0:
         k = legal_actions(state, acts)
         player = state[S_TURN]
+        if guard_rule:
+            k = keep_rule_guards(state, player, acts, k)
         for i in range(k):
             childof[i] = -1
         untried = k

@@ -42,7 +42,13 @@ from bots.policy import MAX_COUNT, PolicyInfo
 BOT = PolicyInfo(
     name="pimc",
     description="Omarov et al. 2018: PIMC, a UCT tree per sampled deal, the trees' majority vote",
-    params={"determinizations": 50, "iterations": 160, "c": 0.7, "seconds": 0.0},
+    params={
+        "determinizations": 50,
+        "iterations": 160,
+        "c": 0.7,
+        "seconds": 0.0,
+        "guard_rule": True,
+    },
     variants=("classic", "huibers"),
     players=(2, 3, 4),
     ranges={
@@ -71,18 +77,22 @@ def uct_search(
     path: np.ndarray,
     shares: np.ndarray,
     ev: np.ndarray,
+    guard_rule: bool,
 ) -> int:
     """Plain UCT on the full (perfect-information) engine state ``root``, searched for ``seat``
     (the seat to move): ``iterations`` iterations into the tree ``nodes``/``value`` (reset here;
-    capacity at least ``iterations + 1``). ``state`` (:data:`STATE_SIZE`), ``scratch_view``
-    (:data:`VIEW_SIZE`) and the rest (:func:`bots.mcts_tree.new_scratch`) are work buffers.
-    Returns the node count."""
+    capacity at least ``iterations + 1``); with ``guard_rule`` every Guard in the tree names the
+    guess of :func:`bots.guard_rule.rule_guess`. ``state`` (:data:`STATE_SIZE`),
+    ``scratch_view`` (:data:`VIEW_SIZE`) and the rest (:func:`bots.mcts_tree.new_scratch`) are
+    work buffers. Returns the node count."""
     nplayers = root[S_NPLAYERS]
     count = reset_tree(nodes, value)
     for _ in range(iterations):
         for i in range(STATE_SIZE):
             state[i] = root[i]
-        depth, count = descend(nodes, value, count, state, rng, c, False, acts, childof, path, ev)
+        depth, count = descend(
+            nodes, value, count, state, rng, c, False, acts, childof, path, ev, guard_rule
+        )
         random_playout_with(state, rng, seat, scratch_view, acts, ev)
         for s in range(nplayers):
             shares[s] = share(state, s)
@@ -100,6 +110,7 @@ def pimc_search(
     iterations: int,
     c: float,
     seconds: float,
+    guard_rule: bool,
     votes: np.ndarray,
     visits: np.ndarray,
 ) -> int:
@@ -120,7 +131,7 @@ def pimc_search(
         determinize(view, rng, root)
         uct_search(
             root, me, rng, nodes, value, iterations, c, state, pview, acts, childof, path,
-            shares, ev,
+            shares, ev, guard_rule,
         )  # fmt: skip
         best = best_child(nodes, value, 0)
         ch = nodes[0, F_CHILD]
@@ -151,7 +162,8 @@ def pimc_policy(
     table: np.ndarray,
 ) -> int:
     """PIMC's choice among ``legal[:nlegal]``: the majority vote of ``params[0]`` UCT trees of
-    ``params[1]`` iterations with ``c = params[2]`` (``params[3]``: seconds, 0 off)."""
+    ``params[1]`` iterations with ``c = params[2]`` (``params[3]``: seconds, 0 off; ``params[4]``
+    nonzero: Guards name the rule's guess)."""
     if nlegal == 1:
         return legal[0]
     determinizations = max(1, int(params[0]))
@@ -159,8 +171,9 @@ def pimc_policy(
     votes = np.zeros(nlegal, dtype=np.int64)
     visits = np.zeros(nlegal, dtype=np.int64)
     pimc_search(
-        view, rng, legal, nlegal, determinizations, iterations, params[2], params[3], votes, visits
-    )
+        view, rng, legal, nlegal, determinizations, iterations, params[2], params[3],
+        params[4] != 0.0, votes, visits,
+    )  # fmt: skip
     best = 0
     for i in range(1, nlegal):
         if votes[i] > votes[best] or (votes[i] == votes[best] and visits[i] > visits[best]):

@@ -1,5 +1,6 @@
 """The ``knowledge`` bot (the knowledge-based agent of Omarov et al. 2018) on hand-built deals where
-the paper's rules dictate the answer, and its strength against the random player.
+the paper's rules (``code_rules=false``) or the further rules of the authors' code (the default)
+dictate the answer, and its strength against the random player.
 
 Deals are written top card first (docs/rules.md): ``deck[0]`` is set aside, in a two-player
 ``classic`` round ``deck[1..3]`` lie face up, then one card per seat in seat order, then the draw
@@ -16,9 +17,12 @@ from bots.policy import policy_bot
 from bots.simulate import simulate
 
 
-def choice(game: Game) -> Action:
-    """What the knowledge-based bot plays for the seat to move."""
-    return policy_bot("knowledge")().act(game.observation(game.turn))
+def choice(game: Game, code_rules: bool = False, seed: int = 0) -> Action:
+    """What the knowledge-based bot plays for the seat to move (the paper's rules alone unless
+    ``code_rules``)."""
+    bot = policy_bot("knowledge")(code_rules=code_rules)
+    bot.reset(seed)
+    return bot.act(game.observation(game.turn))
 
 
 # --- a move that wins at once -------------------------------------------------------------------
@@ -118,6 +122,51 @@ def test_three_players_a_seat_it_can_knock_out_first() -> None:
 def test_three_players_the_next_seat_in_turn_order() -> None:
     game = Game(3, "classic", deck=deal(8, 4, 5, 1, 2), first=2)
     assert choice(game) == Action.from_str("Guard->0:Priest")
+
+
+# --- the authors' further rules (the default) -----------------------------------------------------
+
+
+def test_by_default_the_authors_rules() -> None:
+    assert policy_bot("knowledge")().params.tolist() == [1.0]
+
+
+def test_the_priest_rather_than_the_guard() -> None:
+    game = Game(2, "huibers", deck=deal(8, 1, 4, 2))
+    assert choice(game) == Action.from_str("Guard->1:Priest")
+    assert choice(game, code_rules=True) == Action.from_str("Priest->1")
+
+
+def test_a_card_the_opponent_knows_is_played() -> None:
+    # Seat 1 looked at seat 0's Prince; seat 0 draws a Handmaid: the paper plays the smaller
+    # card, the code the Prince its opponent's Guard would name.
+    game = after(Game(2, "huibers", deck=deal(8, 5, 2, 1, 4), first=1), "Priest->0")
+    assert game.hand(0) == (Card.PRINCE, Card.HANDMAID)
+    assert choice(game) == Action.from_str("Handmaid")
+    assert choice(game, code_rules=True) == Action.from_str("Prince->1")
+
+
+def test_never_a_baron_that_loses() -> None:
+    # Seat 0 knows seat 1's Countess and holds Handmaid and Baron: the paper plays the Baron (the
+    # smaller card) and loses the round; the code keeps it.
+    game = after(Game(2, "huibers", deck=deal(8, 2, 7, 4, 1, 3)), "Priest->1", "Guard->0:Princess")
+    assert choice(game) == Action.from_str("Baron->1")
+    assert choice(game, code_rules=True) == Action.from_str("Handmaid")
+
+
+def test_the_code_guess_leaves_out_the_face_up_cards_and_its_own_hand() -> None:
+    # classic: Priest, Priest, Baron face up, seat 0 holds Guard and King: Handmaid and Prince
+    # have the most copies unaccounted for (two each), one of them drawn with the seed.
+    game = Game(2, "classic", deck=deal(8, 2, 2, 3, 1, 4, 6))
+    guesses = {choice(game, code_rules=True, seed=seed) for seed in range(20)}
+    assert guesses == {Action.from_str("Guard->1:Handmaid"), Action.from_str("Guard->1:Prince")}
+
+
+@pytest.mark.parametrize("code_rules", [False, True])
+def test_a_sure_win_first(code_rules: bool) -> None:
+    game = after(Game(2, "huibers", deck=deal(8, 1, 3, 2, 1, 4)), "Priest->1", "Guard->0:Princess")
+    assert game.hand(0) == (Card.GUARD, Card.HANDMAID)
+    assert choice(game, code_rules) == Action.from_str("Guard->1:Baron")
 
 
 # --- strength -----------------------------------------------------------------------------------

@@ -52,14 +52,16 @@ def positions(variant: str, players: int, rounds: int, seed: int) -> Iterator[Ga
     return (game for game, _ in random_positions(variant, players, rounds, seed))
 
 
-def uct(state: np.ndarray, iterations: int, seed: int) -> tuple[np.ndarray, np.ndarray, int]:
+def uct(
+    state: np.ndarray, iterations: int, seed: int, guard_rule: bool = False
+) -> tuple[np.ndarray, np.ndarray, int]:
     """One perfect-information UCT search (``c`` = 0.7) on the full engine state ``state``."""
     nodes, value = new_tree(iterations + 1)
     acts, childof, path, shares, ev = new_scratch()
     count = uct_search(
         state, int(state[S_TURN]), new_rng(seed), nodes, value, iterations, 0.7,
         np.empty(STATE_SIZE, dtype=np.int32), np.zeros(VIEW_SIZE, dtype=np.int32),
-        acts, childof, path, shares, ev,
+        acts, childof, path, shares, ev, guard_rule,
     )  # fmt: skip
     return nodes, value, count
 
@@ -69,7 +71,13 @@ def uct(state: np.ndarray, iterations: int, seed: int) -> tuple[np.ndarray, np.n
 
 def test_registered_with_the_papers_parameters() -> None:
     info = policies()["pimc"]
-    assert info.params == {"determinizations": 50, "iterations": 160, "c": 0.7, "seconds": 0.0}
+    assert info.params == {
+        "determinizations": 50,
+        "iterations": 160,
+        "c": 0.7,
+        "seconds": 0.0,
+        "guard_rule": True,
+    }
     assert info.variants == ("classic", "huibers") and info.players == (2, 3, 4)
 
 
@@ -117,6 +125,31 @@ def test_uct_on_the_true_state_sees_the_hidden_card() -> None:
     assert value[best] == nodes[best, F_VISITS]  # it wins every time
 
 
+def test_with_the_guard_rule_a_guard_names_what_the_seat_could_guess() -> None:
+    """With ``guard_rule`` (the default) the tree cannot read seat 1's card off the deal: its one
+    Guard action names the rule's guess, the Priest (two copies unaccounted for, ties to the
+    lowest value), which hits seat 1's Priest here; when seat 1 holds the Baron instead, the
+    Guard names the Priest all the same, and misses."""
+    game = Game(2, "huibers", deck=deal(8, 1, 2, 4))
+    nodes, _, _ = uct(game.state, 200, seed=1, guard_rule=True)
+    guards = [
+        Action.from_int(int(nodes[ch, F_ACTION]))
+        for ch in tree_children(nodes, 0)
+        if Action.from_int(int(nodes[ch, F_ACTION])).card == Card.GUARD
+    ]
+    assert guards == [Action.from_str("Guard->1:Priest")]
+    baron = Game(2, "huibers", deck=deal(8, 1, 3, 4))
+    assert baron.hand(1) == (Card.BARON,)
+    nodes, value, _ = uct(baron.state, 200, seed=1, guard_rule=True)
+    [guard] = [
+        ch
+        for ch in tree_children(nodes, 0)
+        if Action.from_int(int(nodes[ch, F_ACTION])).card == Card.GUARD
+    ]
+    assert Action.from_int(int(nodes[guard, F_ACTION])) == Action.from_str("Guard->1:Priest")
+    assert value[guard] < nodes[guard, F_VISITS]  # it does not always win
+
+
 @pytest.mark.parametrize(("variant", "players"), CONFIGS)
 def test_uct_tree_invariants(variant: str, players: int) -> None:
     """Root visits sum to the iterations; every legal action is a root child; one node per
@@ -145,7 +178,7 @@ def test_votes_one_per_determinization() -> None:
     legal = np.array(game.legal_packed(), dtype=np.int32)
     votes = np.zeros(len(legal), dtype=np.int64)
     visits = np.zeros(len(legal), dtype=np.int64)
-    done = pimc_search(view, new_rng(3), legal, len(legal), 12, 40, 0.7, 0.0, votes, visits)
+    done = pimc_search(view, new_rng(3), legal, len(legal), 12, 40, 0.7, 0.0, True, votes, visits)
     assert done == 12 and votes.sum() == 12 and visits.sum() == 12 * 40
 
 
@@ -156,12 +189,12 @@ def test_time_budget_runs_determinizations_for_the_given_seconds() -> None:
     game = Game(2, "classic", seed=5)
     view = game.view(game.turn)
     legal = np.array(game.legal_packed(), dtype=np.int32)
-    params = np.array([1.0, 40.0, 0.7, 0.05])
+    params = np.array([1.0, 40.0, 0.7, 0.05, 1.0])
     pimc_policy(view, legal, len(legal), new_rng(0), params, NO_TABLE)  # compile or load
     votes = np.zeros(len(legal), dtype=np.int64)
     visits = np.zeros(len(legal), dtype=np.int64)
     begun = time.perf_counter()
-    done = pimc_search(view, new_rng(1), legal, len(legal), 1, 40, 0.7, 0.05, votes, visits)
+    done = pimc_search(view, new_rng(1), legal, len(legal), 1, 40, 0.7, 0.05, True, votes, visits)
     spent = time.perf_counter() - begun
     assert 0.05 <= spent < 0.5
     assert done > 1 and votes.sum() == done

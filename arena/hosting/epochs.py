@@ -100,6 +100,25 @@ def stop(pid: int) -> None:
         time.sleep(0.0001 if waited < 0.005 else 0.001)
 
 
+def wait_exited(pids: set[int], limit: float) -> None:
+    """Wait until every process of ``pids`` has exited (gone, or a zombie); raises
+    :class:`EpochError` if one has not within ``limit`` seconds."""
+    start = time.monotonic()
+    for pid in pids:
+        while True:
+            try:
+                with open(f"/proc/{pid}/stat", "rb") as f:
+                    state = f.read().rpartition(b")")[2].split(None, 1)[0]
+            except OSError:
+                break
+            if state in (b"Z", b"X"):
+                break
+            waited = time.monotonic() - start
+            if waited > limit:
+                raise EpochError(f"process {pid} still runs {waited:.1f} s after being killed")
+            time.sleep(0.0001 if waited < 0.005 else 0.001)
+
+
 def _status(pid: int) -> dict[str, str]:
     fields = {}
     with open(f"/proc/{pid}/status", encoding="ascii", errors="replace") as f:

@@ -40,12 +40,14 @@ from arena.errors import (
 from arena.hosting import protocol as P
 from arena.hosting.cgroups import BotGroup, CgroupError
 from arena.hosting.epochs import (
+    STOP_TIME,
     EpochError,
     ScratchSnapshot,
     check_held,
     inside_pid,
     stop,
     stopped,
+    wait_exited,
 )
 from arena.hosting.sandbox import HostProcess, Sandbox, choose_sandbox
 from arena.hosting.submissions import parse_ref, snapshot_dir
@@ -393,14 +395,20 @@ class HostHandle(BotHandle):
 
     def _end_served(self, group: BotGroup) -> None:
         """Kill every process of the bot but bubblewrap's and the held one while they are
-        frozen, and thaw them: a process with SIGKILL pending never runs its own code again, and
-        cannot start another, so the fresh process needs not wait for them to be gone (the
-        listing is read again until it shows no process that was not killed)."""
+        frozen, thaw them, and wait until they are gone. A process with SIGKILL pending never
+        runs its own code again, but one asleep in a read of the request pipe still completes
+        that read in the kernel when it next runs, if data is there: the fresh process's
+        request would go to a dying process (on a loaded machine, where it waits for a core).
+        So the request is sent only once every killed process has exited."""
         killed: set[int] = set()
         for _ in range(100):
             left = [p for p in group.frozen_pids() if p not in self._keep and p not in killed]
             if not left:
                 group.thaw()  # a frozen process dies only once it runs
+                try:
+                    wait_exited(killed, STOP_TIME)
+                except EpochError as exc:
+                    self._fail(BotExitedError(f"its processes could not be ended ({exc})"))
                 return
             for pid in left:
                 with contextlib.suppress(ProcessLookupError, PermissionError):
