@@ -12,7 +12,8 @@ root visits over all trees, then the first in the legal order).
 
 ``params``: ``determinizations`` (50), ``iterations`` (160), ``c`` (0.7), ``seconds`` (0: off;
 otherwise determinizations go on until that much time has passed, each still searched for
-``iterations`` iterations). docs/mcts.md gives the interpretation choices.
+``iterations`` iterations), ``guard_rule`` (true: in 2-player rounds every Guard in the trees
+names the rule's guess, :mod:`bots.guard_rule`). docs/mcts.md gives the interpretation choices.
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ import numpy as np
 from numba import types
 
 from arena.engine.jit import njit
-from arena.engine.layout import S_NPLAYERS, STATE_SIZE, V_SEAT, VIEW_SIZE
+from arena.engine.layout import S_NPLAYERS, STATE_SIZE, V_NPLAYERS, V_SEAT, VIEW_SIZE
 from bots.determinize import determinize
 from bots.mcts_tree import (
     F_ACTION,
@@ -163,16 +164,18 @@ def pimc_policy(
 ) -> int:
     """PIMC's choice among ``legal[:nlegal]``: the majority vote of ``params[0]`` UCT trees of
     ``params[1]`` iterations with ``c = params[2]`` (``params[3]``: seconds, 0 off; ``params[4]``
-    nonzero: Guards name the rule's guess)."""
+    nonzero: in a 2-player round, Guards name the rule's guess)."""
     if nlegal == 1:
         return legal[0]
     determinizations = max(1, int(params[0]))
     iterations = max(1, int(params[1]))
     votes = np.zeros(nlegal, dtype=np.int64)
     visits = np.zeros(nlegal, dtype=np.int64)
+    # the rule in 2-player rounds only: with 3-4 players whole-action trees measured stronger
+    guard_rule = params[4] != 0.0 and view[V_NPLAYERS] == 2
     pimc_search(
         view, rng, legal, nlegal, determinizations, iterations, params[2], params[3],
-        params[4] != 0.0, votes, visits,
+        guard_rule, votes, visits,
     )  # fmt: skip
     best = 0
     for i in range(1, nlegal):
