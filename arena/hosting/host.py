@@ -169,11 +169,14 @@ def _serve(
     except BaseException as exc:
         send(P.ERROR, kind="setup", message=_error_text(exc))
         return 1
+    if fork_server != "none":
+        # a served process's signals change nothing; set before the hello, after which the
+        # referee may stop this process at any moment and checks it has no handler left
+        _signals(signal.SIG_IGN, fork_server == "held")
     send(P.HELLO, protocol=P.PROTOCOL_VERSION, bot=str(spec), plugin=plugin, pid=os.getpid())
     lines = _Lines(proto_in.fileno())
     if fork_server == "none":
         return _play(bot, lines, send)
-    _signals(signal.SIG_IGN, fork_server == "held")  # a served process's signals change nothing
     while True:
         try:
             message = P.decode(next(lines))
