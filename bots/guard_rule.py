@@ -30,46 +30,55 @@ from arena.engine.rules import action_card, action_guess, action_target
 
 
 @njit(cache=True)
-def rule_guess(state: np.ndarray, mover: int, target: int) -> int:
+def counted_guess(state: np.ndarray, mover: int) -> int:
+    """The non-Guard value with the most copies ``mover`` cannot account for (not in the discard
+    pile, face up or in its own hand), ties to the lowest value."""
+    best = PRIEST
+    best_left = -1
+    for v in range(PRIEST, PRINCESS + 1):
+        left = CARD_COUNTS[v]
+        for i in range(state[S_NPILE]):
+            if state[S_PILE + i] & 15 == v:
+                left -= 1
+        for i in range(state[S_NFACEUP]):
+            if state[S_DECK + 1 + i] == v:
+                left -= 1
+        for slot in range(2):
+            if state[S_HAND + 2 * mover + slot] == v:
+                left -= 1
+        if left > best_left:
+            best = v
+            best_left = left
+    return best
+
+
+@njit(cache=True)
+def rule_guess(state: np.ndarray, mover: int, target: int, counted: int) -> int:
     """The guess of ``mover``'s Guard at ``target`` in the engine state ``state``: the card the
-    mover knows the target holds if it is not a Guard, else the non-Guard value with the most
-    copies the mover cannot account for (not in the discard pile, face up or in its own hand),
-    ties to the lowest value. (The authors' code also counts the target's missed guesses since
-    its last play, and breaks ties at random; the state keeps no guesses, and a node's action
-    must not change between visits.)"""
+    mover knows the target holds if it is not a Guard, else ``counted`` (:func:`counted_guess`).
+    (The authors' code also counts the target's missed guesses since its last play, and breaks
+    ties at random; the state keeps no guesses, and a node's action must not change between
+    visits.)"""
     known = state[S_KNOW + mover * 4 + target]
     if known != 0 and known != GUARD:
         return known
-    left = np.empty(PRINCESS + 1, dtype=np.int32)
-    for v in range(PRINCESS + 1):
-        left[v] = CARD_COUNTS[v]
-    for i in range(state[S_NPILE]):
-        left[state[S_PILE + i] & 15] -= 1
-    for i in range(state[S_NFACEUP]):
-        left[state[S_DECK + 1 + i]] -= 1
-    for slot in range(2):
-        left[state[S_HAND + 2 * mover + slot]] -= 1
-    best = PRIEST
-    for v in range(PRIEST + 1, PRINCESS + 1):
-        if left[v] > left[best]:
-            best = v
-    return best
+    return counted
 
 
 @njit(cache=True)
 def keep_rule_guards(state: np.ndarray, mover: int, acts: np.ndarray, k: int) -> int:
     """Drop from ``acts[:k]`` (legal actions of ``mover``) every Guard action that does not name
     :func:`rule_guess` for its target, keeping the order; returns the new count."""
+    counted = 0  # counted_guess, worked out at the first Guard that names a card
     kept = 0
     for i in range(k):
         a = acts[i]
         guess = action_guess(a)
-        if (
-            action_card(a) == GUARD
-            and guess != 0
-            and guess != rule_guess(state, mover, action_target(a))
-        ):
-            continue
+        if action_card(a) == GUARD and guess != 0:
+            if counted == 0:
+                counted = counted_guess(state, mover)
+            if guess != rule_guess(state, mover, action_target(a), counted):
+                continue
         acts[kept] = a
         kept += 1
     return kept
