@@ -52,12 +52,22 @@ def inside_pid(pid: int) -> int | None:
     return None
 
 
+def _state(pid: int) -> bytes:
+    """Process ``pid``'s state letter (``/proc/PID/stat``); raises :class:`OSError` if it is
+    gone."""
+    with open(f"/proc/{pid}/stat", "rb") as f:
+        return f.read().rpartition(b")")[2].split(None, 1)[0]
+
+
+def _pause(waited: float) -> None:
+    """Sleep between two looks at a process: briefly at first, then a millisecond."""
+    time.sleep(0.0001 if waited < 0.005 else 0.001)
+
+
 def stopped(pid: int) -> bool:
     """Whether process ``pid`` is stopped (by a stop signal); raises :class:`OSError` if it is
     gone."""
-    with open(f"/proc/{pid}/stat", "rb") as f:
-        state = f.read().rpartition(b")")[2].split(None, 1)[0]
-    return state in (b"T", b"t")
+    return _state(pid) in (b"T", b"t")
 
 
 def processor_time(pid: int) -> float:
@@ -97,7 +107,7 @@ def stop(pid: int) -> None:
                 f"its fork server did not stop within {waited:.1f} s"
                 f" ({used:.2f} s of processor after being told to)"
             )
-        time.sleep(0.0001 if waited < 0.005 else 0.001)
+        _pause(waited)
 
 
 def wait_exited(pids: set[int], limit: float) -> None:
@@ -107,16 +117,14 @@ def wait_exited(pids: set[int], limit: float) -> None:
     for pid in pids:
         while True:
             try:
-                with open(f"/proc/{pid}/stat", "rb") as f:
-                    state = f.read().rpartition(b")")[2].split(None, 1)[0]
+                if _state(pid) in (b"Z", b"X"):
+                    break
             except OSError:
-                break
-            if state in (b"Z", b"X"):
                 break
             waited = time.monotonic() - start
             if waited > limit:
                 raise EpochError(f"process {pid} still runs {waited:.1f} s after being killed")
-            time.sleep(0.0001 if waited < 0.005 else 0.001)
+            _pause(waited)
 
 
 def _status(pid: int) -> dict[str, str]:

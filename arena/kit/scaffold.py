@@ -114,11 +114,11 @@ class Layout:
             check_name(name)
         modules: dict[str, str] = {}
         for name in bots:
+            if name in modules.values():
+                raise ScaffoldError(f"bot {name!r} is named twice")
             other = modules.setdefault(module_name(name), name)
             if other != name:
                 raise ScaffoldError(f"bots {other!r} and {name!r} would share a module; rename one")
-            if list(bots).count(name) > 1:
-                raise ScaffoldError(f"bot {name!r} is named twice")
         if package is None:
             if len(bots) > 1:
                 raise ScaffoldError(
@@ -186,7 +186,7 @@ def _plugin(layout: Layout) -> str:
         sorted(f"from .{layout.bot_module(name)} import {class_name(name)}" for name in layout.bots)
     )
     calls = "".join(
-        Template(_REGISTER if number == 0 else _REGISTER_PLAIN).substitute(
+        Template(_REGISTER if number == 0 else _uncommented(_REGISTER)).substitute(
             name=name, cls=class_name(name)
         )
         for number, name in enumerate(layout.bots)
@@ -194,6 +194,11 @@ def _plugin(layout: Layout) -> str:
     return Template(_PLUGIN).substitute(
         imports=imports, calls=calls, bots="bot" if len(layout.bots) == 1 else "bots"
     )
+
+
+def _uncommented(text: str) -> str:
+    """``text`` without its comment lines (the registration's comments are written once)."""
+    return "".join(line for line in text.splitlines(True) if not line.lstrip().startswith("#"))
 
 
 def write_bot_package(layout: Layout, directory: Path | None = None) -> Path:
@@ -323,16 +328,6 @@ _REGISTER = """\
         # is the default's: `$name[guard_known=2]` is refused before anything is played.
         {"guard_known": True, "explore": 0.0},
         # Bounds of number parameters, inclusive (None: open): `$name[explore=2]` is refused.
-        ranges={"explore": (0.0, 1.0)},
-    )
-"""
-
-_REGISTER_PLAIN = """\
-    register(
-        "$name",
-        $cls,
-        "never plays the Princess if it can help it, Guards a card it knows, else random",
-        {"guard_known": True, "explore": 0.0},
         ranges={"explore": (0.0, 1.0)},
     )
 """
