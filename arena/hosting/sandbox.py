@@ -455,7 +455,10 @@ def _sweep_groups() -> None:
 
 @lru_cache(maxsize=1)
 def _scratch() -> str:
-    return tempfile.mkdtemp(prefix="arena-host-")
+    """This process's working directory for unsandboxed hosts, removed when it exits."""
+    path = tempfile.mkdtemp(prefix="arena-host-")
+    atexit.register(shutil.rmtree, path, True)
+    return path
 
 
 @lru_cache(maxsize=1)
