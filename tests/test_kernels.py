@@ -113,6 +113,22 @@ def test_a_host_imports_only_its_own_policy() -> None:
     assert out.stdout.strip() == "['bots.greedy', 'bots.plugin', 'bots.policy', 'bots.views']"
 
 
+def test_a_reference_host_plays_without_scipy(tmp_path: Path) -> None:
+    # numba would import SciPy only to probe for linear algebra, which no reference kernel uses
+    seen = tmp_path / "seen"
+    code = (
+        "import sys; from arena.hosting import host\n"
+        "host.main(['--plugin', 'loveletter-arena:reference', '--list'])\n"
+        "from arena.hosting.plugins import load_registry\n"
+        "load_registry(only='reference').build('greedy')[1].warm_up()\n"
+        f"open({str(seen)!r}, 'w').write(repr(['numba' in sys.modules, sys.modules['scipy']]))"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert out.returncode == 0, out.stderr
+    assert '"name":"greedy"' in out.stdout
+    assert seen.read_text() == "[True, None]"
+
+
 def test_a_pure_python_host_imports_neither_numba_nor_numpy() -> None:
     code = (
         "import sys; import arena.hosting.host; from arena.hosting.plugins import load_registry\n"
