@@ -163,19 +163,46 @@ def likely_guessed(left: np.ndarray, view: np.ndarray, card: int) -> bool:
 
 
 @njit(cache=True)
-def code_rules_card(view: np.ndarray, left: np.ndarray) -> int:
-    """The card the authors' further rules play (after a forced move and a sure win)."""
+def settled_card(view: np.ndarray) -> int:
+    """The card the first of the authors' further rules settle, or 0: on the last turn the
+    smaller card, never the Princess, one of a pair (the rules their search agents also apply
+    before searching)."""
     c0 = view[V_HAND]
     c1 = view[V_HAND + 1]
-    low = min(c0, c1)
     if view[V_DECK_SIZE] == 0:
-        return low
+        return min(c0, c1)
     if c0 == PRINCESS:
         return c1
     if c1 == PRINCESS:
         return c0
     if c0 == c1:
         return c0
+    return 0
+
+
+@njit(cache=True)
+def settled_move(view: np.ndarray, legal: np.ndarray, nlegal: int, rng: np.ndarray) -> int:
+    """The move the authors' rule-based checks settle before their PIMC searches (a sure win,
+    then :func:`settled_card`, played as :func:`knowledge_policy` plays it), or -1."""
+    win = sure_knockout(view, legal, nlegal)
+    if win >= 0:
+        return win
+    card = settled_card(view)
+    if card == 0:
+        return -1
+    guess = code_guess(unaccounted(view), rng) if card == GUARD else 0
+    return play_card(view, legal, nlegal, card, guess)
+
+
+@njit(cache=True)
+def code_rules_card(view: np.ndarray, left: np.ndarray) -> int:
+    """The card the authors' further rules play (after a forced move and a sure win)."""
+    c0 = view[V_HAND]
+    c1 = view[V_HAND + 1]
+    low = min(c0, c1)
+    settled = settled_card(view)
+    if settled != 0:
+        return settled
     guard_left = left[GUARD] > 0
     for card in (c0, c1):
         if (

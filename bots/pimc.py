@@ -5,7 +5,8 @@ For each of ``determinizations`` samples of the hidden cards
 the determinized state for ``iterations`` iterations: the deck order is fixed by the sample, so
 the only branching left is the players' actions. Selection is UCB1 ``mean + c * sqrt(ln(n) /
 visits)`` with ``n`` the parent's visits, expansion adds one untried action chosen uniformly,
-rollouts are the ``random`` bot in every seat (:func:`bots.playout.random_playout_with`), and every
+rollouts are the ``random`` bot in every seat (:func:`bots.playout.random_playout_with`; in
+2-player rounds by default the authors' playout policy, below), and every
 node scores the share of the round won by the seat that plays its action (max-n). Each tree then
 votes for its most visited root action; the action with the most votes is played (ties: the most
 root visits over all trees, then the first in the legal order).
@@ -13,7 +14,11 @@ root visits over all trees, then the first in the legal order).
 ``params``: ``determinizations`` (50), ``iterations`` (160), ``c`` (0.7), ``seconds`` (0: off;
 otherwise determinizations go on until that much time has passed, each still searched for
 ``iterations`` iterations), ``guard_rule`` (true: in 2-player rounds every Guard in the trees
-names the rule's guess, :mod:`bots.guard_rule`). docs/mcts.md gives the interpretation choices.
+names the rule's guess, :mod:`bots.guard_rule`), ``code_playouts`` (true: in 2-player rounds the
+rollouts play the authors' playout policy, :mod:`bots.code_playouts`, instead of ``random``) and
+``code_rules`` (true: in 2-player rounds a move the authors' rule-based checks settle is played
+without searching, :func:`bots.knowledge.settled_move`). docs/mcts.md gives the interpretation
+choices; docs/bots.md the measurements behind the defaults.
 """
 
 from __future__ import annotations
@@ -23,7 +28,9 @@ from numba import types
 
 from arena.engine.jit import njit
 from arena.engine.layout import S_NPLAYERS, STATE_SIZE, V_NPLAYERS, V_SEAT, VIEW_SIZE
+from bots.code_playouts import code_playout_with
 from bots.determinize import determinize
+from bots.knowledge import settled_move
 from bots.mcts_tree import (
     F_ACTION,
     F_CHILD,
@@ -49,6 +56,8 @@ BOT = PolicyInfo(
         "c": 0.7,
         "seconds": 0.0,
         "guard_rule": True,
+        "code_playouts": True,
+        "code_rules": True,
     },
     variants=("classic", "huibers"),
     players=(2, 3, 4),
@@ -79,6 +88,7 @@ def uct_search(
     shares: np.ndarray,
     ev: np.ndarray,
     guard_rule: bool,
+    code_playouts: bool,
 ) -> int:
     """Plain UCT on the full (perfect-information) engine state ``root``, searched for ``seat``
     (the seat to move): ``iterations`` iterations into the tree ``nodes``/``value`` (reset here;
@@ -94,7 +104,10 @@ def uct_search(
         depth, count = descend(
             nodes, value, count, state, rng, c, False, acts, childof, path, ev, guard_rule
         )
-        random_playout_with(state, rng, seat, scratch_view, acts, ev)
+        if code_playouts:
+            code_playout_with(state, rng, seat, scratch_view, acts, ev)
+        else:
+            random_playout_with(state, rng, seat, scratch_view, acts, ev)
         for s in range(nplayers):
             shares[s] = share(state, s)
         backpropagate(nodes, value, path, depth, shares)
@@ -112,6 +125,7 @@ def pimc_search(
     c: float,
     seconds: float,
     guard_rule: bool,
+    code_playouts: bool,
     votes: np.ndarray,
     visits: np.ndarray,
 ) -> int:
@@ -132,7 +146,7 @@ def pimc_search(
         determinize(view, rng, root)
         uct_search(
             root, me, rng, nodes, value, iterations, c, state, pview, acts, childof, path,
-            shares, ev, guard_rule,
+            shares, ev, guard_rule, code_playouts,
         )  # fmt: skip
         best = best_child(nodes, value, 0)
         ch = nodes[0, F_CHILD]
@@ -163,19 +177,25 @@ def pimc_policy(
     table: np.ndarray,
 ) -> int:
     """PIMC's choice among ``legal[:nlegal]``: the majority vote of ``params[0]`` UCT trees of
-    ``params[1]`` iterations with ``c = params[2]`` (``params[3]``: seconds, 0 off; ``params[4]``
-    nonzero: in a 2-player round, Guards name the rule's guess)."""
+    ``params[1]`` iterations with ``c = params[2]`` (``params[3]``: seconds, 0 off; in a 2-player
+    round, nonzero ``params[4]``: Guards name the rule's guess, ``params[5]``: the authors'
+    playouts, ``params[6]``: their rule-based checks first)."""
     if nlegal == 1:
         return legal[0]
+    if params[6] != 0.0 and view[V_NPLAYERS] == 2:
+        settled = settled_move(view, legal, nlegal, rng)
+        if settled >= 0:
+            return settled
     determinizations = max(1, int(params[0]))
     iterations = max(1, int(params[1]))
     votes = np.zeros(nlegal, dtype=np.int64)
     visits = np.zeros(nlegal, dtype=np.int64)
     # the rule in 2-player rounds only: with 3-4 players whole-action trees measured stronger
     guard_rule = params[4] != 0.0 and view[V_NPLAYERS] == 2
+    code_playouts = params[5] != 0.0 and view[V_NPLAYERS] == 2
     pimc_search(
         view, rng, legal, nlegal, determinizations, iterations, params[2], params[3],
-        guard_rule, votes, visits,
+        guard_rule, code_playouts, votes, visits,
     )  # fmt: skip
     best = 0
     for i in range(1, nlegal):

@@ -61,7 +61,7 @@ def uct(
     count = uct_search(
         state, int(state[S_TURN]), new_rng(seed), nodes, value, iterations, 0.7,
         np.empty(STATE_SIZE, dtype=np.int32), np.zeros(VIEW_SIZE, dtype=np.int32),
-        acts, childof, path, shares, ev, guard_rule,
+        acts, childof, path, shares, ev, guard_rule, False,
     )  # fmt: skip
     return nodes, value, count
 
@@ -77,6 +77,8 @@ def test_registered_with_the_papers_parameters() -> None:
         "c": 0.7,
         "seconds": 0.0,
         "guard_rule": True,
+        "code_playouts": True,
+        "code_rules": True,
     }
     assert info.variants == ("classic", "huibers") and info.players == (2, 3, 4)
 
@@ -178,7 +180,9 @@ def test_votes_one_per_determinization() -> None:
     legal = np.array(game.legal_packed(), dtype=np.int32)
     votes = np.zeros(len(legal), dtype=np.int64)
     visits = np.zeros(len(legal), dtype=np.int64)
-    done = pimc_search(view, new_rng(3), legal, len(legal), 12, 40, 0.7, 0.0, True, votes, visits)
+    done = pimc_search(
+        view, new_rng(3), legal, len(legal), 12, 40, 0.7, 0.0, True, False, votes, visits
+    )
     assert done == 12 and votes.sum() == 12 and visits.sum() == 12 * 40
 
 
@@ -194,7 +198,9 @@ def test_time_budget_runs_determinizations_for_the_given_seconds() -> None:
     votes = np.zeros(len(legal), dtype=np.int64)
     visits = np.zeros(len(legal), dtype=np.int64)
     begun = time.perf_counter()
-    done = pimc_search(view, new_rng(1), legal, len(legal), 1, 40, 0.7, 0.05, True, votes, visits)
+    done = pimc_search(
+        view, new_rng(1), legal, len(legal), 1, 40, 0.7, 0.05, True, False, votes, visits
+    )
     spent = time.perf_counter() - begun
     assert 0.05 <= spent < 0.5
     assert done > 1 and votes.sum() == done
