@@ -17,6 +17,7 @@ from sqlalchemy import (
     ForeignKey,
     Integer,
     String,
+    Text,
     UniqueConstraint,
 )
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column, relationship
@@ -195,3 +196,54 @@ class RatingSnapshot(Base):
     created: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
     games: Mapped[int] = mapped_column(Integer)
     ratings: Mapped[Any] = mapped_column(JSON)
+
+
+class Participant(Base):
+    """Someone a competition server (``arena serve``) accepts submissions from: a name and the
+    SHA-256 of the token the organizer handed out (the token itself is never stored)."""
+
+    __tablename__ = "participants"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    name: Mapped[str] = mapped_column(String(100), unique=True)
+    token_hash: Mapped[str] = mapped_column(String(64), unique=True, index=True)
+    created: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+
+
+class BotOwner(Base):
+    """Which participant a submitted distribution (and so every bot name it registers) belongs
+    to: the first one that submitted it."""
+
+    __tablename__ = "bot_owners"
+
+    distribution: Mapped[str] = mapped_column(String(200), primary_key=True)
+    participant_id: Mapped[int] = mapped_column(ForeignKey("participants.id"), index=True)
+    since: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+
+
+class Upload(Base):
+    """One package uploaded to a competition server and what became of it: ``status`` is one
+    of :data:`UPLOAD_STATUSES`; ``reason`` says why it failed; ``log`` holds the build's and the
+    checks' output (shown to its participant only)."""
+
+    __tablename__ = "uploads"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    participant_id: Mapped[int] = mapped_column(ForeignKey("participants.id"), index=True)
+    filename: Mapped[str] = mapped_column(String(300))
+    size: Mapped[int] = mapped_column(BigInteger)
+    status: Mapped[str] = mapped_column(String(20), default="queued")
+    reason: Mapped[str | None] = mapped_column(String(2000), nullable=True)
+    log: Mapped[str] = mapped_column(Text, default="")
+    distribution: Mapped[str | None] = mapped_column(String(200), nullable=True)
+    version: Mapped[int | None] = mapped_column(Integer, nullable=True)
+    bots: Mapped[list[Any]] = mapped_column(JSON, default=list)
+    created: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow, index=True)
+    updated: Mapped[datetime] = mapped_column(
+        DateTime(timezone=True), default=utcnow, onupdate=utcnow
+    )
+
+
+#: What an upload goes through: waiting, being built in the sandbox, its bots being checked
+#: (``arena check``), then ``checked`` (ready for play), or ``failed`` with its reason.
+UPLOAD_STATUSES = ("queued", "building", "checking", "checked", "failed")

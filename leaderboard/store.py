@@ -26,7 +26,7 @@ import re
 import secrets
 import time
 from collections.abc import Collection, Iterator, Sequence
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
@@ -463,6 +463,11 @@ class Store:
             raise
         except SQLAlchemyError as exc:
             raise StoreError(f"database {_mask(self.url)!r}: {_one_line(exc)}") from None
+
+    def transaction(self) -> AbstractContextManager[Session]:
+        """A session in one transaction (committed at the end, rolled back on any error), for
+        the modules that keep their own tables here (:mod:`leaderboard.participants`)."""
+        return self._session()
 
     def close(self) -> None:
         """Close every pooled connection (the store opens again on next use)."""

@@ -56,11 +56,13 @@ def _add_commands() -> None:
         match,
         play,
         research,
+        serve,
         submit,
         tournament,
     )
 
-    for module in (play, bots, bench, research, kit, decks, tournament, match, games, submit):
+    modules = (play, bots, bench, research, kit, decks, tournament, match, games, submit, serve)
+    for module in modules:
         for command in module.COMMANDS:
             cli.add_command(command)
 

@@ -5,6 +5,9 @@ sandbox and kept as read-only snapshots outside the arena's environment
 from __future__ import annotations
 
 import json
+import sys
+import time
+from pathlib import Path
 
 import click
 
@@ -21,8 +24,23 @@ from arena.errors import printable
     "isolation) and declared dependencies the arena's environment lacks. Without it the build "
     "has no network at all.",
 )
+@click.option(
+    "--server",
+    metavar="URL",
+    help="Send PATH (a wheel or a source package) to the competition server at URL instead "
+    "(arena serve): it builds and checks it; the statuses are shown as they change.",
+)
+@click.option("--token", metavar="TOKEN", help="With --server: your participant token.")
+@click.option("--no-wait", is_flag=True, help="With --server: return once the upload is queued.")
 @json_option
-def submit(path: str, network: bool, as_json: bool) -> None:
+def submit(
+    path: str,
+    network: bool,
+    server: str | None,
+    token: str | None,
+    no_wait: bool,
+    as_json: bool,
+) -> None:
     """Make the bot package PATH (a wheel, a source package or a project directory) playable
     here, without running any of its code outside the sandbox.
 
@@ -33,6 +51,11 @@ def submit(path: str, network: bool, as_json: bool) -> None:
     submit of a distribution is its next version; tournaments play the latest unless told
     NAME@VERSION. Bubblewrap is required (docs/sandbox.md).
     """
+    if server is not None:
+        _submit_to_server(Path(path), server, token, no_wait, as_json)
+        return
+    if token is not None or no_wait:
+        raise click.UsageError("--token and --no-wait go with --server")
     from arena.hosting.build import submit as build_and_store
 
     done = build_and_store(path, network=network)
@@ -47,6 +70,46 @@ def submit(path: str, network: bool, as_json: bool) -> None:
             f"bots {', '.join(record.bots)}"
         )
     )
+
+
+#: Seconds between two looks at an upload's status.
+POLL_SECONDS = 1.0
+#: The statuses an upload ends in.
+FINAL = ("checked", "failed")
+
+
+def _submit_to_server(
+    path: Path, server: str, token: str | None, no_wait: bool, as_json: bool
+) -> None:
+    """``arena submit --server``: upload, then follow the status until it is final."""
+    from arena.serve.client import status, upload
+
+    if not token:
+        raise click.UsageError("--server needs --token (the organizer gave you one)")
+    answer = upload(server, token, path)
+    upload_id = int(answer["id"])
+    shown = ""
+    while True:
+        state = answer if no_wait else status(server, token, upload_id)
+        if state["status"] != shown and not as_json:
+            shown = state["status"]
+            click.echo(printable(f"upload {upload_id}: {shown}"), err=True)
+        if no_wait or state["status"] in FINAL:
+            break
+        time.sleep(POLL_SECONDS)
+    if as_json:
+        click.echo(json.dumps(state, indent=2))
+    elif state["status"] == "checked":
+        click.echo(
+            printable(
+                f"{state['distribution']} version {state['version']} built and checked: "
+                f"bots {', '.join(state['bots'])}"
+            )
+        )
+    elif state["status"] == "failed":
+        click.echo(printable(f"upload {upload_id} failed: {state['reason']}"))
+    if state["status"] == "failed":
+        sys.exit(1)
 
 
 @click.command()

@@ -38,6 +38,7 @@ import sys
 import tarfile
 import tempfile
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
@@ -343,10 +344,14 @@ def _check_names(distribution: str, plugins: dict[str, Any], store: S.Store) -> 
 
 
 def submit(path: str | os.PathLike[str], store: S.Store | None = None, network: bool = False,
-           timeout: float = BUILD_TIME) -> Submitted:  # fmt: skip
+           timeout: float = BUILD_TIME,
+           claim: Callable[[str], None] | None = None) -> Submitted:  # fmt: skip
     """Build ``path`` (a wheel, a source package or a project directory) in the sandbox and
     store it as the next version of its distribution; :class:`SubmissionError` (one line) if it
-    cannot be (see the module docstring)."""
+    cannot be (see the module docstring). ``claim``, if given, is called with the canonical
+    distribution name before the version is stored, under the store's lock; whatever it raises
+    stops the submission (a competition server's check that the distribution is the
+    submitter's)."""
     begun = time.perf_counter()
     store = store or S.Store()
     given = Path(path).absolute()
@@ -374,6 +379,8 @@ def submit(path: str | os.PathLike[str], store: S.Store | None = None, network: 
         listed = _list_plugins(snapshot, content, plugins)
         with store.lock():
             _check_names(distribution, listed, store)
+            if claim is not None:
+                claim(canonical(distribution))
             version = store.next_version(distribution)
             logs = store.base / "logs"
             logs.mkdir(parents=True, exist_ok=True)

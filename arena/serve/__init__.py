@@ -1,0 +1,10 @@
+"""``arena serve``: the competition server over the arena's database (docs/serve.md).
+
+Modules: :mod:`~arena.serve.app` (the HTTP API, a Starlette application),
+:mod:`~arena.serve.pipeline` (uploads built in the sandbox and checked, one at a time) and
+:mod:`~arena.serve.client` (``arena submit --server``, the other end).
+
+May import: arena, arena.errors, arena.seeds, arena.engine, arena.game, arena.bot, arena.botspec,
+arena.hookspecs, arena.referee, solver, bots, arena.hosting, arena.decks, leaderboard,
+arena.tournament, arena.kit.
+"""

@@ -1,0 +1,144 @@
+"""The competition server's HTTP API (docs/serve.md), a Starlette application.
+
+Every request that changes or reads a participant's own things carries its token as
+``Authorization: Bearer TOKEN`` (never in the URL, so no access log ever holds one). Errors are
+JSON objects ``{"error": "one line"}`` with the matching status code. The application never
+imports or runs an upload: it stores the file and queues it for :class:`Pipeline`.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import re
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from pathlib import Path
+from typing import Any
+
+from starlette.applications import Starlette
+from starlette.datastructures import UploadFile
+from starlette.requests import Request
+from starlette.responses import JSONResponse
+from starlette.routing import Route
+
+from arena.serve.pipeline import Limits, Pipeline
+from leaderboard import participants as P
+from leaderboard.store import Store
+
+#: What an uploaded file may be called: a wheel or a source package, no directories.
+UPLOAD_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._+-]{0,200}\.(whl|tar\.gz)$")
+#: Bytes a multipart body may hold beyond its file (boundaries, headers, small fields).
+FORM_OVERHEAD = 64 * 1024
+#: The largest refused body still read to its end before the answer.
+DRAIN_BYTES = 256 * 1024 * 1024
+
+
+class ApiError(Exception):
+    """An answer other than success: ``status`` and one line."""
+
+    def __init__(self, status: int, message: str) -> None:
+        super().__init__(message)
+        self.status = status
+
+
+async def _drain(request: Request, length: int) -> None:
+    """Read and drop a refused body (up to :data:`DRAIN_BYTES`), so that a client still
+    sending it can read the answer instead of meeting a closed connection."""
+    if length > DRAIN_BYTES:
+        return
+    async for _ in request.stream():
+        pass
+
+
+def _error(status: int, message: str) -> JSONResponse:
+    return JSONResponse({"error": message}, status_code=status)
+
+
+def create_app(store: Store, spool: Path, limits: Limits | None = None) -> Starlette:
+    """The server's application over ``store``, keeping uploads under ``spool`` until built."""
+    limits = limits or Limits()
+    pipeline = Pipeline(store, spool, limits)
+
+    def participant(request: Request) -> P.ParticipantInfo:
+        header = request.headers.get("authorization", "")
+        scheme, _, token = header.partition(" ")
+        if scheme.lower() != "bearer" or not token.strip():
+            raise ApiError(401, "a participant's token is needed: Authorization: Bearer TOKEN")
+        found = P.by_token(store, token.strip())
+        if found is None:
+            raise ApiError(401, "unknown token")
+        return found
+
+    async def submit(request: Request) -> JSONResponse:
+        who = participant(request)
+        length = request.headers.get("content-length")
+        if length is None or not length.isdigit():
+            raise ApiError(411, "the upload must say its length (Content-Length)")
+        if int(length) > limits.upload_bytes + FORM_OVERHEAD:
+            await _drain(request, int(length))
+            raise ApiError(413, f"an upload may hold at most {limits.upload_bytes} bytes")
+        hour_ago = dt.datetime.now(dt.UTC) - dt.timedelta(hours=1)
+        if P.uploads_since(store, who.id, hour_ago) >= limits.per_hour:
+            raise ApiError(429, f"at most {limits.per_hour} uploads per participant per hour")
+        try:
+            form = await request.form(max_files=1, max_fields=8)
+        except Exception as exc:  # a malformed body is the sender's problem, told in one line
+            raise ApiError(400, f"not a multipart form with a file: {exc}"[:300]) from None
+        file = form.get("file")
+        if not isinstance(file, UploadFile) or not file.filename:
+            raise ApiError(400, "the form has no file field named 'file'")
+        name = Path(file.filename).name
+        if not UPLOAD_NAME.match(name):
+            raise ApiError(400, "the file must be a wheel (.whl) or a source package (.tar.gz)")
+        data = await file.read(limits.upload_bytes + 1)
+        if len(data) > limits.upload_bytes:
+            raise ApiError(413, f"an upload may hold at most {limits.upload_bytes} bytes")
+        upload_id = P.add_upload(store, who.id, name, len(data))
+        where = spool / str(upload_id)
+        where.mkdir(parents=True, exist_ok=True)
+        (where / name).write_bytes(data)
+        pipeline.wake()
+        body = {"id": upload_id, "status": "queued", "url": f"/api/submissions/{upload_id}"}
+        return JSONResponse(body, status_code=202)
+
+    async def own_uploads(request: Request) -> JSONResponse:
+        who = participant(request)
+        return JSONResponse([u.to_json(with_log=False) for u in P.uploads(store, who.id)])
+
+    async def one_upload(request: Request) -> JSONResponse:
+        who = participant(request)
+        try:
+            upload_id = int(request.path_params["upload_id"])
+        except ValueError:
+            raise ApiError(404, "no such upload") from None
+        found = P.upload(store, upload_id)
+        if found is None:
+            raise ApiError(404, f"no upload {upload_id}")
+        if found.participant_id != who.id:
+            raise ApiError(403, f"upload {upload_id} is another participant's")
+        return JSONResponse(found.to_json(with_log=True))
+
+    async def health(request: Request) -> JSONResponse:
+        return JSONResponse({"ok": True})
+
+    async def api_error(request: Request, exc: Exception) -> JSONResponse:
+        assert isinstance(exc, ApiError)
+        return _error(exc.status, str(exc))
+
+    @asynccontextmanager
+    async def lifespan(app: Starlette) -> AsyncIterator[dict[str, Any]]:
+        store.create_schema()
+        spool.mkdir(parents=True, exist_ok=True)
+        pipeline.start()
+        try:
+            yield {}
+        finally:
+            pipeline.stop()
+
+    routes = [
+        Route("/api/health", health),
+        Route("/api/submissions", submit, methods=["POST"]),
+        Route("/api/submissions", own_uploads, methods=["GET"]),
+        Route("/api/submissions/{upload_id}", one_upload, methods=["GET"]),
+    ]
+    return Starlette(routes=routes, lifespan=lifespan, exception_handlers={ApiError: api_error})

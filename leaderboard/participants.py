@@ -1,0 +1,230 @@
+"""A competition server's people and uploads, kept in the arena's database
+(:mod:`leaderboard.store`).
+
+A participant is a name and a token: the organizer adds it (``arena serve participants add``),
+the token is shown once, and only its SHA-256 is stored (tokens are 256 random bits, so a fast
+hash is enough: nothing to guess from it). A submitted distribution belongs to the participant
+that first submitted it (:func:`claim`). Each upload is a row that moves through
+:data:`~leaderboard.models.UPLOAD_STATUSES`.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import hashlib
+import secrets
+from dataclasses import dataclass
+from typing import Any
+
+from sqlalchemy import func, select, update
+
+from leaderboard.models import UPLOAD_STATUSES, BotOwner, Participant, Upload, utcnow
+from leaderboard.store import Store, StoreError
+
+#: The most characters of build and check output an upload keeps.
+LOG_CHARS = 200_000
+
+
+class ParticipantError(StoreError):
+    """A participant that cannot be added, or a distribution that belongs to someone else."""
+
+
+def token_hash(token: str) -> str:
+    """What is stored of ``token``."""
+    return hashlib.sha256(token.encode("utf-8")).hexdigest()
+
+
+@dataclass(frozen=True)
+class ParticipantInfo:
+    """A participant as the server sees it."""
+
+    id: int
+    name: str
+    created: dt.datetime
+
+
+@dataclass(frozen=True)
+class UploadInfo:
+    """One upload and what became of it."""
+
+    id: int
+    participant: str
+    participant_id: int
+    filename: str
+    size: int
+    status: str
+    reason: str | None
+    log: str
+    distribution: str | None
+    version: int | None
+    bots: list[str]
+    created: dt.datetime
+    updated: dt.datetime
+
+    def to_json(self, with_log: bool) -> dict[str, Any]:
+        """The upload for the HTTP API (its log only for its own participant)."""
+        out: dict[str, Any] = {
+            "id": self.id,
+            "participant": self.participant,
+            "filename": self.filename,
+            "size": self.size,
+            "status": self.status,
+            "reason": self.reason,
+            "distribution": self.distribution,
+            "version": self.version,
+            "bots": self.bots,
+            "created": self.created.isoformat(timespec="seconds"),
+            "updated": self.updated.isoformat(timespec="seconds"),
+        }
+        if with_log:
+            out["log"] = self.log
+        return out
+
+
+def add_participant(store: Store, name: str) -> str:
+    """Add a participant called ``name``; returns its token (shown once, never stored)."""
+    cleaned = name.strip()
+    if not cleaned or len(cleaned) > 100 or not cleaned.isprintable():
+        raise ParticipantError(
+            f"bad participant name {name[:100]!r}: 1 to 100 printable characters"
+        )
+    store.create_schema()
+    token = secrets.token_urlsafe(32)
+    with store.transaction() as session:
+        if session.scalar(select(Participant.id).where(Participant.name == cleaned)) is not None:
+            raise ParticipantError(f"a participant called {cleaned!r} exists already")
+        session.add(Participant(name=cleaned, token_hash=token_hash(token)))
+    return token
+
+
+def participants(store: Store) -> list[ParticipantInfo]:
+    """Every participant, in the order they were added."""
+    store.create_schema()
+    with store.transaction() as session:
+        rows = session.scalars(select(Participant).order_by(Participant.id)).all()
+        return [ParticipantInfo(p.id, p.name, p.created) for p in rows]
+
+
+def by_token(store: Store, token: str) -> ParticipantInfo | None:
+    """The participant holding ``token``, if any."""
+    with store.transaction() as session:
+        p = session.scalar(select(Participant).where(Participant.token_hash == token_hash(token)))
+        return None if p is None else ParticipantInfo(p.id, p.name, p.created)
+
+
+def claim(store: Store, distribution: str, participant_id: int) -> None:
+    """Make ``distribution`` (a canonical name) ``participant_id``'s if nobody holds it; a
+    :class:`ParticipantError` naming the holder if someone else does."""
+    with store.transaction() as session:
+        owner = session.get(BotOwner, distribution)
+        if owner is None:
+            session.add(BotOwner(distribution=distribution, participant_id=participant_id))
+            return
+        if owner.participant_id != participant_id:
+            holder = session.get(Participant, owner.participant_id)
+            raise ParticipantError(
+                f"{distribution} belongs to participant "
+                f"{holder.name if holder else owner.participant_id!r}: choose another name"
+            )
+
+
+def owner_of(store: Store, distribution: str) -> str | None:
+    """The name of the participant ``distribution`` belongs to, if any."""
+    with store.transaction() as session:
+        owner = session.get(BotOwner, distribution)
+        if owner is None:
+            return None
+        holder = session.get(Participant, owner.participant_id)
+        return holder.name if holder else None
+
+
+def add_upload(store: Store, participant_id: int, filename: str, size: int) -> int:
+    """Record a new upload (``queued``); returns its id."""
+    with store.transaction() as session:
+        row = Upload(participant_id=participant_id, filename=filename, size=size, log="", bots=[])
+        session.add(row)
+        session.flush()
+        return int(row.id)
+
+
+def set_upload(store: Store, upload_id: int, status: str, **fields: Any) -> None:
+    """Move upload ``upload_id`` to ``status`` and set ``fields`` (``reason``, ``log``,
+    ``distribution``, ``version``, ``bots``); a log is cut to :data:`LOG_CHARS`."""
+    if status not in UPLOAD_STATUSES:
+        raise ValueError(f"unknown upload status {status!r}")
+    if "log" in fields:
+        fields["log"] = fields["log"][-LOG_CHARS:]
+    with store.transaction() as session:
+        session.execute(
+            update(Upload)
+            .where(Upload.id == upload_id)
+            .values(status=status, updated=utcnow(), **fields)
+        )
+
+
+def uploads(
+    store: Store, participant_id: int | None = None, status: str | None = None
+) -> list[UploadInfo]:
+    """Uploads, oldest first: all, one participant's, or those in one ``status``."""
+    query = select(Upload, Participant.name).join(Participant).order_by(Upload.id)
+    if participant_id is not None:
+        query = query.where(Upload.participant_id == participant_id)
+    if status is not None:
+        query = query.where(Upload.status == status)
+    with store.transaction() as session:
+        return [_info(u, name) for u, name in session.execute(query).all()]
+
+
+def upload(store: Store, upload_id: int) -> UploadInfo | None:
+    """Upload ``upload_id``, if it exists."""
+    with store.transaction() as session:
+        found = session.execute(
+            select(Upload, Participant.name).join(Participant).where(Upload.id == upload_id)
+        ).first()
+        return None if found is None else _info(*found)
+
+
+def uploads_since(store: Store, participant_id: int, since: dt.datetime) -> int:
+    """How many uploads ``participant_id`` made since ``since``."""
+    with store.transaction() as session:
+        count = session.scalar(
+            select(func.count(Upload.id)).where(
+                Upload.participant_id == participant_id, Upload.created >= since
+            )
+        )
+        return int(count or 0)
+
+
+def requeue_unfinished(store: Store) -> int:
+    """Put every upload a stopped server left ``building`` or ``checking`` back in the queue;
+    returns how many."""
+    with store.transaction() as session:
+        result = session.execute(
+            update(Upload)
+            .where(Upload.status.in_(("building", "checking")))
+            .values(status="queued", updated=utcnow())
+        )
+        return int(result.rowcount or 0)  # type: ignore[attr-defined]
+
+
+def _info(row: Upload, participant: str) -> UploadInfo:
+    return UploadInfo(
+        id=int(row.id),
+        participant=participant,
+        participant_id=int(row.participant_id),
+        filename=row.filename,
+        size=int(row.size),
+        status=row.status,
+        reason=row.reason,
+        log=row.log or "",
+        distribution=row.distribution,
+        version=row.version,
+        bots=list(row.bots or []),
+        created=_aware(row.created),
+        updated=_aware(row.updated),
+    )
+
+
+def _aware(when: dt.datetime) -> dt.datetime:
+    """SQLite hands back naive datetimes (stored in UTC): make them aware."""
+    return when if when.tzinfo is not None else when.replace(tzinfo=dt.UTC)

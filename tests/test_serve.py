@@ -1,0 +1,210 @@
+"""``arena serve`` as an organizer and participants use it: the real server started on a loopback
+port (a process of its own, its own database and submissions store in the test's directory),
+participants added with the command, packages uploaded with ``arena submit --server`` and over
+plain HTTP, built in the sandbox and checked, ownership and limits enforced, and a server killed
+and started again keeping everything."""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import subprocess
+import sys
+import time
+import urllib.error
+import urllib.request
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from wheels import bot_wheel
+
+from leaderboard import participants as P
+from leaderboard.store import Store
+
+pytestmark = pytest.mark.usefixtures("bubblewrap")
+
+ARENA = [sys.executable, "-c", "from arena.cli.main import main; main()"]
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+class Server:
+    """An ``arena serve`` process over the test directory's database and store."""
+
+    def __init__(self, where: Path, *options: str) -> None:
+        self.where = where
+        self.options = options
+        self.env = {
+            **os.environ,
+            "ARENA_DB": f"sqlite:///{where / 'arena.db'}",
+            "ARENA_SUBMISSIONS": str(where / "submissions"),
+        }
+        self.port = _free_port()
+        self.url = f"http://127.0.0.1:{self.port}"
+        self.process: subprocess.Popen[bytes] | None = None
+
+    def arena(self, *args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [*ARENA, *args], env=self.env, cwd=self.where, capture_output=True, text=True
+        )
+
+    def start(self) -> None:
+        log = open(self.where / "server.log", "ab")  # noqa: SIM115 - the process keeps it
+        self.process = subprocess.Popen(
+            [*ARENA, "serve", "--port", str(self.port), *self.options],
+            env=self.env,
+            cwd=self.where,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+        )
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:
+            try:
+                urllib.request.urlopen(f"{self.url}/api/health", timeout=1).read()
+                return
+            except OSError:
+                assert self.process.poll() is None, (self.where / "server.log").read_text()
+                time.sleep(0.2)
+        raise AssertionError("the server did not answer within 60 s")
+
+    def kill(self) -> None:
+        if self.process is not None and self.process.poll() is None:
+            self.process.kill()
+            self.process.wait()
+
+    def get(self, path: str, token: str | None) -> tuple[int, Any]:
+        request = urllib.request.Request(f"{self.url}{path}")
+        if token is not None:
+            request.add_header("Authorization", f"Bearer {token}")
+        return _answer(request)
+
+    def post_file(self, token: str, name: str, data: bytes) -> tuple[int, Any]:
+        body = (
+            b'--b0undary\r\nContent-Disposition: form-data; name="file"; filename="'
+            + name.encode()
+            + b'"\r\n\r\n'
+            + data
+            + b"\r\n--b0undary--\r\n"
+        )
+        request = urllib.request.Request(f"{self.url}/api/submissions", data=body)
+        request.add_header("Authorization", f"Bearer {token}")
+        request.add_header("Content-Type", "multipart/form-data; boundary=b0undary")
+        return _answer(request)
+
+    def wait_final(self, token: str, upload_id: int) -> dict[str, Any]:
+        deadline = time.monotonic() + 180
+        while time.monotonic() < deadline:
+            code, state = self.get(f"/api/submissions/{upload_id}", token)
+            assert code == 200, state
+            if state["status"] in ("checked", "failed"):
+                return dict(state)
+            time.sleep(0.3)
+        raise AssertionError(f"upload {upload_id} still {state['status']} after 180 s")
+
+
+def _answer(request: urllib.request.Request) -> tuple[int, Any]:
+    try:
+        with urllib.request.urlopen(request, timeout=30) as answer:
+            return answer.status, json.loads(answer.read())
+    except urllib.error.HTTPError as exc:
+        return exc.code, json.loads(exc.read())
+
+
+@pytest.fixture
+def server(tmp_path: Path) -> Iterator[Server]:
+    running = Server(tmp_path, "--check-rounds", "5", "--upload-mb", "1", "--per-hour", "4")
+    yield running
+    running.kill()
+
+
+def _token(server: Server, name: str) -> str:
+    added = server.arena("serve", "participants", "add", name)
+    assert added.returncode == 0, added.stderr
+    return added.stdout.split()[-1]
+
+
+def test_a_participant_is_added_once_and_only_its_tokens_hash_is_kept(server: Server) -> None:
+    token = _token(server, "alice")
+    again = server.arena("serve", "participants", "add", "alice")
+    assert again.returncode == 2
+    assert again.stderr.strip() == "arena: error: a participant called 'alice' exists already"
+    assert token.encode() not in (server.where / "arena.db").read_bytes()
+    store = Store(server.env["ARENA_DB"])
+    found = P.by_token(store, token)
+    assert found is not None and found.name == "alice"
+    assert P.by_token(store, token + "x") is None
+    assert "alice (added " in server.arena("serve", "participants", "list").stdout
+
+
+def test_uploads_are_built_checked_owned_and_limited(server: Server, tmp_path: Path) -> None:
+    alice, bob = _token(server, "alice"), _token(server, "bob")
+    server.start()
+    (tmp_path / "a").mkdir()
+    mine = bot_wheel(tmp_path / "a", "alice-bot", "alicebot")
+    submitted = server.arena("submit", str(mine), "--server", server.url, "--token", alice)
+    assert submitted.returncode == 0, submitted.stderr
+    assert submitted.stdout.strip() == "alice-bot version 1 built and checked: bots alicebot"
+    assert "upload 1: checked" in submitted.stderr
+    code, state = server.get("/api/submissions/1", alice)
+    assert code == 200 and state["status"] == "checked" and "--- arena check ---" in state["log"]
+
+    # the same distribution from someone else: refused, and nothing of alice's is bob's to read
+    (tmp_path / "b").mkdir()
+    theirs = bot_wheel(tmp_path / "b", "alice-bot", "bobbot")
+    code, answer = server.post_file(bob, theirs.name, theirs.read_bytes())
+    assert code == 202
+    state = server.wait_final(bob, answer["id"])
+    assert state["status"] == "failed"
+    assert state["reason"] == "alice-bot belongs to participant 'alice': choose another name"
+    refused = (403, {"error": "upload 1 is another participant's"})
+    assert server.get("/api/submissions/1", bob) == refused
+    code, listed = server.get("/api/submissions", bob)
+    assert code == 200 and [u["id"] for u in listed] == [answer["id"]]
+    assert all("log" not in u for u in listed)
+
+    # bad requests: one line each, and nothing stored
+    assert server.get("/api/submissions", None)[0] == 401
+    assert server.get("/api/submissions", "not-a-token") == (401, {"error": "unknown token"})
+    assert server.post_file(bob, "notes.txt", b"hello")[0] == 400
+    code, said = server.post_file(bob, "big-1.0-py3-none-any.whl", b"x" * (2 * 1024 * 1024))
+    assert code == 413 and said == {"error": f"an upload may hold at most {1024 * 1024} bytes"}
+    # a broken wheel fails with its reason
+    code, answer = server.post_file(bob, "junk-1.0-py3-none-any.whl", b"not a zip file")
+    assert code == 202
+    failed = server.wait_final(bob, answer["id"])
+    assert failed["status"] == "failed" and failed["reason"].startswith("the build of junk-1.0")
+    # bob has made 2 uploads this hour; the limit is 4
+    for _ in range(2):
+        assert server.post_file(bob, "junk-1.0-py3-none-any.whl", b"no")[0] == 202
+    assert server.post_file(bob, "junk-1.0-py3-none-any.whl", b"no") == (
+        429,
+        {"error": "at most 4 uploads per participant per hour"},
+    )
+    log = (server.where / "server.log").read_text()
+    assert alice not in log and bob not in log
+
+    # killed and started again: everything is still there
+    server.kill()
+    server.start()
+    code, state = server.get("/api/submissions/1", alice)
+    assert code == 200 and state["status"] == "checked" and state["bots"] == ["alicebot"]
+
+
+def test_a_server_stopped_mid_build_queues_the_upload_again(tmp_path: Path) -> None:
+    store = Store(f"sqlite:///{tmp_path / 'arena.db'}")
+    store.create_schema()
+    P.add_participant(store, "carol")
+    (carol,) = P.participants(store)
+    first = P.add_upload(store, carol.id, "a-1.0-py3-none-any.whl", 10)
+    second = P.add_upload(store, carol.id, "b-1.0-py3-none-any.whl", 10)
+    P.set_upload(store, first, "building")
+    P.set_upload(store, second, "failed", reason="no")
+    assert P.requeue_unfinished(store) == 1
+    assert [(u.id, u.status) for u in P.uploads(store)] == [(first, "queued"), (second, "failed")]
