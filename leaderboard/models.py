@@ -245,5 +245,6 @@ class Upload(Base):
 
 
 #: What an upload goes through: waiting, being built in the sandbox, its bots being checked
-#: (``arena check``), then ``checked`` (ready for play), or ``failed`` with its reason.
-UPLOAD_STATUSES = ("queued", "building", "checking", "checked", "failed")
+#: (``arena check``), playing their placement games in the ladder, then ``ranked``; or
+#: ``failed`` with its reason.
+UPLOAD_STATUSES = ("queued", "building", "checking", "placing", "ranked", "failed")

@@ -52,7 +52,12 @@ class Server:
 
     def arena(self, *args: str) -> subprocess.CompletedProcess[str]:
         return subprocess.run(
-            [*ARENA, *args], env=self.env, cwd=self.where, capture_output=True, text=True
+            [*ARENA, *args],
+            env=self.env,
+            cwd=self.where,
+            capture_output=True,
+            text=True,
+            timeout=300,
         )
 
     def start(self) -> None:
@@ -119,7 +124,11 @@ def _answer(request: urllib.request.Request) -> tuple[int, Any]:
 
 @pytest.fixture
 def server(tmp_path: Path) -> Iterator[Server]:
-    running = Server(tmp_path, "--check-rounds", "5", "--upload-mb", "1", "--per-hour", "4")
+    running = Server(
+        tmp_path,
+        *("--check-rounds", "5", "--upload-mb", "1", "--per-hour", "4"),
+        *("--field", "random", "--ladder-decks", "3"),
+    )
     yield running
     running.kill()
 
@@ -150,10 +159,21 @@ def test_uploads_are_built_checked_owned_and_limited(server: Server, tmp_path: P
     mine = bot_wheel(tmp_path / "a", "alice-bot", "alicebot")
     submitted = server.arena("submit", str(mine), "--server", server.url, "--token", alice)
     assert submitted.returncode == 0, submitted.stderr
-    assert submitted.stdout.strip() == "alice-bot version 1 built and checked: bots alicebot"
-    assert "upload 1: checked" in submitted.stderr
+    assert submitted.stdout.strip() == (
+        "alice-bot version 1 built, checked and placed: bots alicebot "
+        f"(see {server.url}/api/leaderboard)"
+    )
+    said = [line.split(": ")[1] for line in submitted.stderr.splitlines()]
+    assert said == ["queued", "building", "checking", "placing", "ranked"][-len(said) :]
     code, state = server.get("/api/submissions/1", alice)
-    assert code == 200 and state["status"] == "checked" and "--- arena check ---" in state["log"]
+    assert code == 200 and state["status"] == "ranked" and "--- arena check ---" in state["log"]
+    # placed: alice's bot played the field's random on the 3 secret decks, both seatings
+    code, board = server.get("/api/leaderboard", None)
+    assert code == 200 and board["games"] == 6
+    assert sorted((r["bot"], r["games"]) for r in board["standings"]) == [
+        ("alicebot@1", 6),
+        ("random", 6),
+    ]
 
     # the same distribution from someone else: refused, and nothing of alice's is bob's to read
     (tmp_path / "b").mkdir()
@@ -190,11 +210,27 @@ def test_uploads_are_built_checked_owned_and_limited(server: Server, tmp_path: P
     log = (server.where / "server.log").read_text()
     assert alice not in log and bob not in log
 
+    # a second participant's own bot is placed against the field and alice's bot: 6 games each
+    (tmp_path / "c").mkdir()
+    own = bot_wheel(tmp_path / "c", "carol-bot", "carolbot")
+    carol = _token(server, "carol")
+    placed = server.arena("submit", str(own), "--server", server.url, "--token", carol)
+    assert placed.returncode == 0, placed.stderr
+    code, board = server.get("/api/leaderboard", None)
+    assert board["games"] == 18
+    assert sorted((r["bot"], r["games"]) for r in board["standings"]) == [
+        ("alicebot@1", 12),
+        ("carolbot@1", 12),
+        ("random", 12),
+    ]
+    assert board["older_versions"] == []
+
     # killed and started again: everything is still there
     server.kill()
     server.start()
     code, state = server.get("/api/submissions/1", alice)
-    assert code == 200 and state["status"] == "checked" and state["bots"] == ["alicebot"]
+    assert code == 200 and state["status"] == "ranked" and state["bots"] == ["alicebot"]
+    assert server.get("/api/leaderboard", None)[1]["games"] == 18
 
 
 def test_a_server_stopped_mid_build_queues_the_upload_again(tmp_path: Path) -> None:

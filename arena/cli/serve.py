@@ -40,6 +40,32 @@ from arena.errors import ArenaError, printable
     type=click.IntRange(1, 100_000),
     help="Rounds arena check plays per variant and player count for each uploaded bot.",
 )
+@click.option(
+    "--name",
+    default="ladder",
+    show_default=True,
+    help="The competition's name: its ladder is the tournament of that name.",
+)
+@click.option(
+    "--field",
+    default="random,greedy",
+    show_default=True,
+    help="Reference bots in the ladder from the start (comma-separated; '' for none).",
+)
+@click.option(
+    "--ladder-decks",
+    default=20,
+    show_default=True,
+    type=click.IntRange(1, 10_000),
+    help="Secret decks of the ladder: each new bot plays every other on each, in both seatings.",
+)
+@click.option(
+    "--variant",
+    type=click.Choice(["classic", "huibers"]),
+    default="classic",
+    show_default=True,
+    help="Rule set of the ladder.",
+)
 @db_option
 @click.pass_context
 def serve(
@@ -50,12 +76,17 @@ def serve(
     per_hour: int,
     build_seconds: float,
     check_rounds: int,
+    name: str,
+    field: str,
+    ladder_decks: int,
+    variant: str,
     db_url: str | None,
 ) -> None:
     """Run the competition server: participants upload bot packages over HTTP (arena submit
     PATH --server URL --token T, or POST /api/submissions), each is built in the sandbox,
-    checked with arena check and its status kept in the database (docs/serve.md). Stopping it
-    loses nothing: started again, it goes on with what was queued."""
+    checked with arena check, then placed in the ladder (a tournament on secret decks against
+    the field and every bot before it), its status kept in the database (docs/serve.md).
+    Stopping it loses nothing: started again, it goes on where it was."""
     ctx.ensure_object(dict)
     ctx.obj["db_url"] = db_url
     if ctx.invoked_subcommand is not None:
@@ -68,8 +99,10 @@ def serve(
         raise ArenaError(
             f"arena serve needs the 'serve' extra (pip install 'loveletter-arena[serve]'): {exc}"
         ) from None
+    from arena.botspec import split_specs
     from arena.hosting import submissions
     from arena.hosting.sandbox import choose_sandbox
+    from arena.serve.ladder import LadderSettings
     from arena.serve.pipeline import Limits
     from leaderboard.store import Store
 
@@ -78,8 +111,10 @@ def serve(
     store.create_schema()
     limits = Limits(upload_mb * 1024 * 1024, build_seconds, per_hour, check_rounds)
     spool = submissions.root() / "uploads"
+    ladder = LadderSettings(name, tuple(split_specs(field)), ladder_decks, variant)
     click.echo(printable(f"arena serve: http://{host}:{port}/ over {store!r}"), err=True)
-    uvicorn.run(create_app(store, spool, limits), host=host, port=port, log_level="info")
+    app = create_app(store, spool, limits, ladder)
+    uvicorn.run(app, host=host, port=port, log_level="info")
 
 
 @serve.group()

@@ -12,7 +12,7 @@ from pathlib import Path
 import click
 
 from arena.cli.options import json_option
-from arena.errors import printable
+from arena.errors import ArenaError, printable
 
 
 @click.command()
@@ -28,7 +28,8 @@ from arena.errors import printable
     "--server",
     metavar="URL",
     help="Send PATH (a wheel or a source package) to the competition server at URL instead "
-    "(arena serve): it builds and checks it; the statuses are shown as they change.",
+    "(arena serve): it builds, checks and places it in the ladder; the statuses are shown as "
+    "they change.",
 )
 @click.option("--token", metavar="TOKEN", help="With --server: your participant token.")
 @click.option("--no-wait", is_flag=True, help="With --server: return once the upload is queued.")
@@ -74,8 +75,10 @@ def submit(
 
 #: Seconds between two looks at an upload's status.
 POLL_SECONDS = 1.0
+#: Seconds ``arena submit --server`` follows an upload before giving up (it goes on there).
+WAIT_SECONDS = 3600.0
 #: The statuses an upload ends in.
-FINAL = ("checked", "failed")
+FINAL = ("ranked", "failed")
 
 
 def _submit_to_server(
@@ -88,6 +91,7 @@ def _submit_to_server(
         raise click.UsageError("--server needs --token (the organizer gave you one)")
     answer = upload(server, token, path)
     upload_id = int(answer["id"])
+    begun = time.monotonic()
     shown = ""
     while True:
         state = answer if no_wait else status(server, token, upload_id)
@@ -96,14 +100,20 @@ def _submit_to_server(
             click.echo(printable(f"upload {upload_id}: {shown}"), err=True)
         if no_wait or state["status"] in FINAL:
             break
+        if time.monotonic() - begun > WAIT_SECONDS:
+            raise ArenaError(
+                f"upload {upload_id} is still {state['status']} after {WAIT_SECONDS:g} s; "
+                f"see {server.rstrip('/')}/api/submissions/{upload_id}"
+            )
         time.sleep(POLL_SECONDS)
     if as_json:
         click.echo(json.dumps(state, indent=2))
-    elif state["status"] == "checked":
+    elif state["status"] == "ranked":
         click.echo(
             printable(
-                f"{state['distribution']} version {state['version']} built and checked: "
-                f"bots {', '.join(state['bots'])}"
+                f"{state['distribution']} version {state['version']} built, checked and "
+                f"placed: bots {', '.join(state['bots'])} "
+                f"(see {server.rstrip('/')}/api/leaderboard)"
             )
         )
     elif state["status"] == "failed":

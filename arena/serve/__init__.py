@@ -1,7 +1,8 @@
 """``arena serve``: the competition server over the arena's database (docs/serve.md).
 
 Modules: :mod:`~arena.serve.app` (the HTTP API, a Starlette application),
-:mod:`~arena.serve.pipeline` (uploads built in the sandbox and checked, one at a time) and
+:mod:`~arena.serve.pipeline` (uploads built in the sandbox and checked, one at a time),
+:mod:`~arena.serve.ladder` (placement sets and the ladder's standings) and
 :mod:`~arena.serve.client` (``arena submit --server``, the other end).
 
 May import: arena, arena.errors, arena.seeds, arena.engine, arena.game, arena.bot, arena.botspec,

@@ -21,6 +21,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse
 from starlette.routing import Route
 
+from arena.serve.ladder import Ladder, LadderSettings, ladder_standings
 from arena.serve.pipeline import Limits, Pipeline
 from leaderboard import participants as P
 from leaderboard.store import Store
@@ -50,14 +51,40 @@ async def _drain(request: Request, length: int) -> None:
         pass
 
 
+def latest_versions(
+    rows: list[dict[str, Any]],
+) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """Split standings rows into the ranked ones (reference bots, and the latest version of each
+    submitted bot, ``NAME@VERSION``) and older versions, which keep their history."""
+    newest: dict[str, int] = {}
+    for row in rows:
+        name, _, version = str(row["bot"]).rpartition("@")
+        if name and version.isdigit():
+            newest[name] = max(newest.get(name, 0), int(version))
+    current: list[dict[str, Any]] = []
+    older: list[dict[str, Any]] = []
+    for row in rows:
+        name, _, version = str(row["bot"]).rpartition("@")
+        stale = bool(name) and version.isdigit() and int(version) < newest[name]
+        (older if stale else current).append(row)
+    return current, older
+
+
 def _error(status: int, message: str) -> JSONResponse:
     return JSONResponse({"error": message}, status_code=status)
 
 
-def create_app(store: Store, spool: Path, limits: Limits | None = None) -> Starlette:
-    """The server's application over ``store``, keeping uploads under ``spool`` until built."""
+def create_app(
+    store: Store,
+    spool: Path,
+    limits: Limits | None = None,
+    ladder_settings: LadderSettings | None = None,
+) -> Starlette:
+    """The server's application over ``store``, keeping uploads under ``spool`` until built,
+    and placing checked ones into the ladder (:mod:`arena.serve.ladder`)."""
     limits = limits or Limits()
-    pipeline = Pipeline(store, spool, limits)
+    ladder = Ladder(store, store.url, ladder_settings or LadderSettings())
+    pipeline = Pipeline(store, spool, limits, ladder.wake)
 
     def participant(request: Request) -> P.ParticipantInfo:
         header = request.headers.get("authorization", "")
@@ -119,7 +146,13 @@ def create_app(store: Store, spool: Path, limits: Limits | None = None) -> Starl
         return JSONResponse(found.to_json(with_log=True))
 
     async def health(request: Request) -> JSONResponse:
-        return JSONResponse({"ok": True})
+        return JSONResponse({"ok": True, "ladder_error": ladder.last_error})
+
+    async def leaderboard(request: Request) -> JSONResponse:
+        standings, games = ladder_standings(store, ladder.settings)
+        rows = [] if standings is None else [r.to_dict() for r in standings.standings]
+        current, older = latest_versions(rows)
+        return JSONResponse({"games": games, "standings": current, "older_versions": older})
 
     async def api_error(request: Request, exc: Exception) -> JSONResponse:
         assert isinstance(exc, ApiError)
@@ -130,13 +163,16 @@ def create_app(store: Store, spool: Path, limits: Limits | None = None) -> Starl
         store.create_schema()
         spool.mkdir(parents=True, exist_ok=True)
         pipeline.start()
+        ladder.start()
         try:
             yield {}
         finally:
             pipeline.stop()
+            ladder.stop()
 
     routes = [
         Route("/api/health", health),
+        Route("/api/leaderboard", leaderboard),
         Route("/api/submissions", submit, methods=["POST"]),
         Route("/api/submissions", own_uploads, methods=["GET"]),
         Route("/api/submissions/{upload_id}", one_upload, methods=["GET"]),

@@ -16,6 +16,7 @@ import shutil
 import subprocess
 import sys
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -41,12 +42,16 @@ CHECK_SECONDS = 900.0
 
 class Pipeline:
     """Builds and checks queued uploads of ``store`` from files under ``spool``
-    (``spool/ID/FILENAME``), one at a time, in a thread started by :meth:`start`."""
+    (``spool/ID/FILENAME``), one at a time, in a thread started by :meth:`start`; an upload
+    that passes goes to ``placing`` and ``checked`` is called (the ladder's wake-up)."""
 
-    def __init__(self, store: Store, spool: Path, limits: Limits) -> None:
+    def __init__(
+        self, store: Store, spool: Path, limits: Limits, checked: Callable[[], None]
+    ) -> None:
         self.store = store
         self.spool = spool
         self.limits = limits
+        self.checked = checked
         self._wake = threading.Event()
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
@@ -116,7 +121,8 @@ class Pipeline:
         if failed:
             P.set_upload(self.store, upload.id, "failed", reason=failed, log=log)
         else:
-            P.set_upload(self.store, upload.id, "checked", log=log)
+            P.set_upload(self.store, upload.id, "placing", log=log)
+            self.checked()
         shutil.rmtree(self.spool / str(upload.id), ignore_errors=True)
 
     def _check(self, bots: list[str]) -> tuple[str | None, str]:

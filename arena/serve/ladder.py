@@ -1,0 +1,179 @@
+"""The competition's ladder: each checked upload's bots play a placement set, and one rating fit
+over every placement game ranks them.
+
+A placement set is a gauntlet tournament of its own (``arena tournament --gauntlet BOT@VERSION``)
+on fresh secret decks: the new bot against the current field (the reference bots of
+:attr:`LadderSettings.field` and the latest ranked version of every other submitted bot), both
+seatings of every deck. A tournament on secret decks publishes them when it is finished, so the
+ladder never adds to a finished one: every placement draws new decks, and a new version of a bot
+is simply the next placement of that name. The standings (:func:`ladder_standings`) are one
+maximum-likelihood fit over the games of every placement tournament of the competition, each
+submitted bot's version a player of its own (``NAME@VERSION``), the decks of different
+tournaments independent units.
+
+Each tournament is an ``arena tournament`` process of its own (the same runner, workers, sandbox
+and lease as the command), so the server process never plays a bot; a server stopped in the
+middle finds the placement tournament by its name when it starts again and resumes it.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import subprocess
+import sys
+import threading
+from dataclasses import dataclass
+
+from arena.hosting import submissions
+from leaderboard import participants as P
+from leaderboard.standings import Standings, compute_standings
+from leaderboard.store import Store, StoredGame
+
+#: The command line of ``arena`` in a process of its own.
+ARENA = [sys.executable, "-c", "from arena.cli.main import main; main()"]
+#: Deck positions of different placement tournaments are kept apart by this much.
+DECK_SPAN = 1_000_000
+
+
+@dataclass(frozen=True)
+class LadderSettings:
+    """The ladder: the competition's name (its placement tournaments are named after it), the
+    reference field, secret decks per placement, the rules."""
+
+    name: str = "ladder"
+    field: tuple[str, ...] = ("random", "greedy")
+    decks: int = 20
+    variant: str = "classic"
+
+    def placement(self, upload_id: int, bot: str) -> str:
+        """The name of the tournament placing ``bot`` of upload ``upload_id``."""
+        return f"{self.name}: placement of upload {upload_id}, {bot}"
+
+    def is_placement(self, tournament_name: str) -> bool:
+        """Whether a tournament of that name is one of this ladder's placements."""
+        return tournament_name.startswith(f"{self.name}: placement of upload ")
+
+
+class Ladder:
+    """Places ``placing`` uploads of ``store`` (``db_url`` for the tournament processes), one
+    at a time, in a thread started by :meth:`start`."""
+
+    def __init__(self, store: Store, db_url: str, settings: LadderSettings) -> None:
+        self.store = store
+        self.db_url = db_url
+        self.settings = settings
+        self.last_error: str | None = None
+        self._wake = threading.Event()
+        self._stop = threading.Event()
+        self._running: subprocess.Popen[str] | None = None
+        self._thread: threading.Thread | None = None
+
+    def start(self) -> None:
+        """Start placing (what a stopped server left ``placing`` is placed first)."""
+        self._thread = threading.Thread(target=self._run, name="ladder", daemon=True)
+        self._thread.start()
+
+    def wake(self) -> None:
+        """Say an upload is waiting to be placed."""
+        self._wake.set()
+
+    def stop(self) -> None:
+        """Interrupt the tournament at hand (what it stored stays) and stop."""
+        self._stop.set()
+        self._wake.set()
+        running = self._running
+        if running is not None and running.poll() is None:
+            running.terminate()
+        if self._thread is not None:
+            self._thread.join(timeout=30)
+
+    def _run(self) -> None:
+        while not self._stop.is_set():
+            for upload in P.uploads(self.store, status="placing"):
+                if self._stop.is_set() or not self.place(upload):
+                    break
+            self._wake.wait(timeout=10.0 if self.last_error else 2.0)
+            self._wake.clear()
+
+    def field(self, upload: P.UploadInfo) -> list[str]:
+        """Who ``upload``'s bots play: the reference field and the latest ranked version of
+        every other distribution's bots."""
+        latest: dict[str, P.UploadInfo] = {}
+        for done in P.uploads(self.store, status="ranked"):
+            if done.distribution and done.distribution != upload.distribution:
+                latest[done.distribution] = done
+        return [
+            *self.settings.field,
+            *(f"{b}@{u.version}" for u in latest.values() for b in u.bots),
+        ]
+
+    def place(self, upload: P.UploadInfo) -> bool:
+        """Play ``upload``'s placement sets (resuming any a stopped server left), then mark it
+        ``ranked``; whether it got there."""
+        stored = {t.name: t for t in self.store.tournaments()}
+        field = self.field(upload)
+        for bot in upload.bots:
+            name = self.settings.placement(upload.id, bot)
+            found = stored.get(name)
+            if found is not None and found.status == "finished":
+                continue
+            if found is not None:
+                command = ["--resume", str(found.id)]
+            elif not field:
+                return False  # nobody to play yet: it waits for the next upload
+            else:
+                command = [
+                    *("--name", name, "--decks", f"balanced:{self.settings.decks}"),
+                    *("--variant", self.settings.variant),
+                    *("--gauntlet", f"{bot}@{upload.version}", "--bots", ",".join(field)),
+                ]
+            if not self._tournament(command):
+                return False
+        P.set_upload(self.store, upload.id, "ranked")
+        return True
+
+    def _tournament(self, command: list[str]) -> bool:
+        """Run ``arena tournament`` with ``command``; whether every game was stored."""
+        self._running = subprocess.Popen(
+            [*ARENA, "tournament", *command, "--db", self.db_url, "--quiet"],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        _, err = self._running.communicate()
+        code = self._running.returncode
+        self._running = None
+        if code == 0:
+            self.last_error = None
+            return True
+        lines = err.strip().splitlines()
+        self.last_error = f"arena tournament exited {code}: {lines[-1] if lines else ''}"
+        return False
+
+
+def ladder_standings(store: Store, settings: LadderSettings) -> tuple[Standings | None, int]:
+    """One rating fit over every placement game of the ladder (``None`` before any), and how
+    many games it holds."""
+    versions = {
+        r.content: r.version for r in submissions.Store().records()
+    }  # a submitted plugin's snapshot -> its version number
+    games: list[StoredGame] = []
+    for info in store.tournaments():
+        if not settings.is_placement(info.name):
+            continue
+        detail = store.tournament(info.id)
+        shown = {}
+        for e in detail.entrants:
+            content = e.plugin[1:].partition(":")[0] if e.plugin.startswith("@") else None
+            shown[e.name] = f"{e.name}@{versions[content]}" if content in versions else e.name
+        for game in store.stored_games(info.id):
+            record = dataclasses.replace(
+                game.record, seats=[shown.get(s, s) for s in game.record.seats]
+            )
+            deck = None if game.deck is None else info.id * DECK_SPAN + game.deck
+            games.append(
+                dataclasses.replace(game, key=f"{info.id}/{game.key}", deck=deck, record=record)
+            )
+    if not games:
+        return None, 0
+    return compute_standings(games), len(games)
