@@ -90,6 +90,11 @@ class Server:
             request.add_header("Authorization", f"Bearer {token}")
         return _answer(request)
 
+    def page(self, path: str) -> str:
+        with urllib.request.urlopen(f"{self.url}{path}", timeout=30) as answer:
+            assert answer.status == 200 and "text/html" in answer.headers["content-type"]
+            return str(answer.read().decode("utf-8"))
+
     def post_file(self, token: str, name: str, data: bytes) -> tuple[int, Any]:
         body = (
             b'--b0undary\r\nContent-Disposition: form-data; name="file"; filename="'
@@ -213,7 +218,7 @@ def test_uploads_are_built_checked_owned_and_limited(server: Server, tmp_path: P
     # a second participant's own bot is placed against the field and alice's bot: 6 games each
     (tmp_path / "c").mkdir()
     own = bot_wheel(tmp_path / "c", "carol-bot", "carolbot")
-    carol = _token(server, "carol")
+    carol = _token(server, "carol <i>c</i>")  # shown on pages: escaped
     placed = server.arena("submit", str(own), "--server", server.url, "--token", carol)
     assert placed.returncode == 0, placed.stderr
     code, board = server.get("/api/leaderboard", None)
@@ -224,6 +229,24 @@ def test_uploads_are_built_checked_owned_and_limited(server: Server, tmp_path: P
         ("random", 12),
     ]
     assert board["older_versions"] == []
+
+    # the pages and their JSON
+    page = server.page("/")
+    assert '<meta http-equiv="refresh" content="30">' in page and "carolbot@1" in page
+    code, alice_bot = server.get("/api/bots/alicebot@1", None)
+    assert code == 200 and alice_bot["standing"]["games"] == 12
+    assert sorted(alice_bot["head_to_head"]) == ["carolbot@1", "random"]
+    assert [v["id"] for v in alice_bot["versions"]] == [1]
+    assert len(alice_bot["recent_games"]) == 12
+    carol_page = server.page("/bots/carolbot%401")
+    assert "Head to head" in carol_page and "carol &lt;i&gt;c&lt;/i&gt;" in carol_page
+    assert "<i>c</i>" not in carol_page
+    game_id = alice_bot["recent_games"][0]["id"]
+    code, game = server.get(f"/api/games/{game_id}", None)
+    assert code == 200 and "alicebot@1" not in game["seats"] and "alicebot" in game["seats"]
+    assert "<!doctype html>" in server.page(f"/games/{game_id}").lower()
+    assert server.get("/api/bots/nobody", None)[0] == 404
+    assert server.get("/api/games/999999", None)[0] == 404
 
     # killed and started again: everything is still there
     server.kill()

@@ -18,13 +18,16 @@ from typing import Any
 from starlette.applications import Starlette
 from starlette.datastructures import UploadFile
 from starlette.requests import Request
-from starlette.responses import JSONResponse
+from starlette.responses import HTMLResponse, JSONResponse
 from starlette.routing import Route
 
-from arena.serve.ladder import Ladder, LadderSettings, ladder_standings
+from arena.serve import pages
+from arena.serve.ladder import Ladder, LadderSettings, is_ladder_game
 from arena.serve.pipeline import Limits, Pipeline
 from leaderboard import participants as P
-from leaderboard.store import Store
+from leaderboard.exports import game_json
+from leaderboard.replay_page import replay_page_html
+from leaderboard.store import Store, StoredGame, StoreError
 
 #: What an uploaded file may be called: a wheel or a source package, no directories.
 UPLOAD_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._+-]{0,200}\.(whl|tar\.gz)$")
@@ -49,25 +52,6 @@ async def _drain(request: Request, length: int) -> None:
         return
     async for _ in request.stream():
         pass
-
-
-def latest_versions(
-    rows: list[dict[str, Any]],
-) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
-    """Split standings rows into the ranked ones (reference bots, and the latest version of each
-    submitted bot, ``NAME@VERSION``) and older versions, which keep their history."""
-    newest: dict[str, int] = {}
-    for row in rows:
-        name, _, version = str(row["bot"]).rpartition("@")
-        if name and version.isdigit():
-            newest[name] = max(newest.get(name, 0), int(version))
-    current: list[dict[str, Any]] = []
-    older: list[dict[str, Any]] = []
-    for row in rows:
-        name, _, version = str(row["bot"]).rpartition("@")
-        stale = bool(name) and version.isdigit() and int(version) < newest[name]
-        (older if stale else current).append(row)
-    return current, older
 
 
 def _error(status: int, message: str) -> JSONResponse:
@@ -149,10 +133,42 @@ def create_app(
         return JSONResponse({"ok": True, "ladder_error": ladder.last_error})
 
     async def leaderboard(request: Request) -> JSONResponse:
-        standings, games = ladder_standings(store, ladder.settings)
-        rows = [] if standings is None else [r.to_dict() for r in standings.standings]
-        current, older = latest_versions(rows)
-        return JSONResponse({"games": games, "standings": current, "older_versions": older})
+        return JSONResponse(pages.leaderboard_json(store, ladder.settings))
+
+    async def leaderboard_page(request: Request) -> HTMLResponse:
+        return HTMLResponse(pages.leaderboard_page(store, ladder.settings))
+
+    def bot_data(request: Request) -> dict[str, Any]:
+        name = str(request.path_params["name"])
+        data = pages.bot_json(store, ladder.settings, name)
+        if data is None:
+            raise ApiError(404, f"no bot {name!r} has played in the ladder")
+        return data
+
+    async def bot(request: Request) -> JSONResponse:
+        return JSONResponse(bot_data(request))
+
+    async def bot_page(request: Request) -> HTMLResponse:
+        return HTMLResponse(pages.bot_page(bot_data(request), ladder.settings))
+
+    def ladder_game(request: Request) -> tuple[int, StoredGame, bool]:
+        try:
+            game_id = int(request.path_params["game_id"])
+            tid, game = store.game(game_id)
+        except (ValueError, StoreError):
+            raise ApiError(404, "no such game") from None
+        if not is_ladder_game(store, ladder.settings, tid):
+            raise ApiError(404, "no such game")
+        return tid, game, not store.tournament(tid).decks_revealed
+
+    async def game(request: Request) -> JSONResponse:
+        tid, found, hidden = ladder_game(request)
+        return JSONResponse(game_json(tid, found, hidden))
+
+    async def game_page(request: Request) -> HTMLResponse:
+        tid, found, hidden = ladder_game(request)
+        page = replay_page_html(found.record, game_id=found.id, tournament_id=tid, hidden=hidden)
+        return HTMLResponse(page)
 
     async def api_error(request: Request, exc: Exception) -> JSONResponse:
         assert isinstance(exc, ApiError)
@@ -172,7 +188,12 @@ def create_app(
 
     routes = [
         Route("/api/health", health),
+        Route("/", leaderboard_page),
+        Route("/bots/{name}", bot_page),
+        Route("/games/{game_id}", game_page),
         Route("/api/leaderboard", leaderboard),
+        Route("/api/bots/{name}", bot),
+        Route("/api/games/{game_id}", game),
         Route("/api/submissions", submit, methods=["POST"]),
         Route("/api/submissions", own_uploads, methods=["GET"]),
         Route("/api/submissions/{upload_id}", one_upload, methods=["GET"]),

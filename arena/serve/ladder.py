@@ -151,19 +151,16 @@ class Ladder:
         return False
 
 
-def ladder_standings(store: Store, settings: LadderSettings) -> tuple[Standings | None, int]:
-    """One rating fit over every placement game of the ladder (``None`` before any), and how
-    many games it holds."""
-    versions = {
-        r.content: r.version for r in submissions.Store().records()
-    }  # a submitted plugin's snapshot -> its version number
+def ladder_games(store: Store, settings: LadderSettings) -> list[StoredGame]:
+    """Every placement game of the ladder, each submitted bot's seat named ``NAME@VERSION``,
+    keys and deck positions made distinct across placements (game ids are global already)."""
+    versions = {r.content: r.version for r in submissions.Store().records()}
     games: list[StoredGame] = []
     for info in store.tournaments():
         if not settings.is_placement(info.name):
             continue
-        detail = store.tournament(info.id)
         shown = {}
-        for e in detail.entrants:
+        for e in store.tournament(info.id).entrants:
             content = e.plugin[1:].partition(":")[0] if e.plugin.startswith("@") else None
             shown[e.name] = f"{e.name}@{versions[content]}" if content in versions else e.name
         for game in store.stored_games(info.id):
@@ -174,6 +171,20 @@ def ladder_standings(store: Store, settings: LadderSettings) -> tuple[Standings 
             games.append(
                 dataclasses.replace(game, key=f"{info.id}/{game.key}", deck=deck, record=record)
             )
+    return games
+
+
+def ladder_standings(
+    store: Store, settings: LadderSettings, games: list[StoredGame] | None = None
+) -> tuple[Standings | None, int]:
+    """One rating fit over every placement game of the ladder (``None`` before any), and how
+    many games it holds; ``games`` if :func:`ladder_games` was read already."""
+    games = ladder_games(store, settings) if games is None else games
     if not games:
         return None, 0
     return compute_standings(games), len(games)
+
+
+def is_ladder_game(store: Store, settings: LadderSettings, tournament_id: int) -> bool:
+    """Whether tournament ``tournament_id`` is one of the ladder's placements."""
+    return any(t.id == tournament_id and settings.is_placement(t.name) for t in store.tournaments())
