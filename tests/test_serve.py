@@ -132,7 +132,7 @@ def server(tmp_path: Path) -> Iterator[Server]:
     running = Server(
         tmp_path,
         *("--check-rounds", "5", "--upload-mb", "1", "--per-hour", "4"),
-        *("--field", "random", "--ladder-decks", "3"),
+        *("--field", "random", "--ladder-decks", "3", "--rated-decks", "0"),
     )
     yield running
     running.kill()
@@ -250,10 +250,18 @@ def test_uploads_are_built_checked_owned_and_limited(server: Server, tmp_path: P
 
     # killed and started again: everything is still there
     server.kill()
+    server.options = (*server.options, "--rated-decks", "2")
     server.start()
     code, state = server.get("/api/submissions/1", alice)
     assert code == 200 and state["status"] == "ranked" and state["bots"] == ["alicebot"]
-    assert server.get("/api/leaderboard", None)[1]["games"] == 18
+    # and now the ladder keeps playing: rounds of 4 rated games, the least played pair first
+    deadline = time.monotonic() + 120
+    while server.get("/api/leaderboard", None)[1]["games"] < 18 + 8 and time.monotonic() < deadline:
+        time.sleep(0.5)
+    store = Store(server.env["ARENA_DB"])
+    rated = [t for t in store.tournaments() if t.name.startswith("ladder: rated games ")]
+    assert len(rated) >= 2 and all(len(t.entrants) == 2 for t in rated)
+    assert server.get("/api/leaderboard", None)[1]["games"] >= 18 + 8
 
 
 def test_a_server_stopped_mid_build_queues_the_upload_again(tmp_path: Path) -> None:

@@ -60,6 +60,14 @@ from arena.errors import ArenaError, printable
     help="Secret decks of the ladder: each new bot plays every other on each, in both seatings.",
 )
 @click.option(
+    "--rated-decks",
+    default=5,
+    show_default=True,
+    type=click.IntRange(0, 10_000),
+    help="Between placements, the ladder keeps playing rounds of rated games on this many fresh "
+    "secret decks (both seatings), the pair that most needs games first; 0: none.",
+)
+@click.option(
     "--variant",
     type=click.Choice(["classic", "huibers"]),
     default="classic",
@@ -79,6 +87,7 @@ def serve(
     name: str,
     field: str,
     ladder_decks: int,
+    rated_decks: int,
     variant: str,
     db_url: str | None,
 ) -> None:
@@ -111,7 +120,7 @@ def serve(
     store.create_schema()
     limits = Limits(upload_mb * 1024 * 1024, build_seconds, per_hour, check_rounds)
     spool = submissions.root() / "uploads"
-    ladder = LadderSettings(name, tuple(split_specs(field)), ladder_decks, variant)
+    ladder = LadderSettings(name, tuple(split_specs(field)), ladder_decks, variant, rated_decks)
     click.echo(printable(f"arena serve: http://{host}:{port}/ over {store!r}"), err=True)
     app = create_app(store, spool, limits, ladder)
     uvicorn.run(app, host=host, port=port, log_level="info")

@@ -44,14 +44,22 @@ class LadderSettings:
     field: tuple[str, ...] = ("random", "greedy")
     decks: int = 20
     variant: str = "classic"
+    rated_decks: int = 5
 
     def placement(self, upload_id: int, bot: str) -> str:
         """The name of the tournament placing ``bot`` of upload ``upload_id``."""
         return f"{self.name}: placement of upload {upload_id}, {bot}"
 
-    def is_placement(self, tournament_name: str) -> bool:
-        """Whether a tournament of that name is one of this ladder's placements."""
-        return tournament_name.startswith(f"{self.name}: placement of upload ")
+    def rated(self, number: int) -> str:
+        """The name of the ladder's ``number``-th round of rated games."""
+        return f"{self.name}: rated games {number}"
+
+    def is_ladder(self, tournament_name: str) -> bool:
+        """Whether a tournament of that name is one of this ladder's (placements and rated
+        rounds)."""
+        return tournament_name.startswith(
+            (f"{self.name}: placement of upload ", f"{self.name}: rated games ")
+        )
 
 
 class Ladder:
@@ -89,11 +97,51 @@ class Ladder:
 
     def _run(self) -> None:
         while not self._stop.is_set():
-            for upload in P.uploads(self.store, status="placing"):
+            waiting = P.uploads(self.store, status="placing")
+            for upload in waiting:
                 if self._stop.is_set() or not self.place(upload):
                     break
+            if not waiting and not self.last_error and self.rate_one_pair():
+                continue  # placements first, then the next pair at once
             self._wake.wait(timeout=10.0 if self.last_error else 2.0)
             self._wake.clear()
+
+    def players(self) -> list[str]:
+        """Who is ranked now: the reference field and the latest ranked version of every
+        submitted bot."""
+        latest: dict[str, P.UploadInfo] = {}
+        for done in P.uploads(self.store, status="ranked"):
+            if done.distribution:
+                latest[done.distribution] = done
+        return [
+            *self.settings.field,
+            *(f"{b}@{u.version}" for u in latest.values() for b in u.bots),
+        ]
+
+    def rate_one_pair(self) -> bool:
+        """Play one round of rated games (both seatings of ``rated_decks`` fresh secret decks)
+        between the pair that most needs it (:func:`next_pair`), or resume one a stopped server
+        left; whether a round was played."""
+        if self.settings.rated_decks <= 0:
+            return False
+        rounds = [
+            t for t in self.store.tournaments() if t.name.startswith(self.settings.rated(0)[:-1])
+        ]
+        unfinished = [t for t in rounds if t.status != "finished"]
+        if unfinished:
+            return self._tournament(["--resume", str(unfinished[0].id)])
+        players = self.players()
+        standings, _ = ladder_standings(self.store, self.settings)
+        pair = next_pair(standings, players)
+        if pair is None:
+            return False
+        return self._tournament(
+            [
+                *("--name", self.settings.rated(len(rounds) + 1)),
+                *("--decks", f"balanced:{self.settings.rated_decks}"),
+                *("--variant", self.settings.variant, "--bots", ",".join(pair)),
+            ]
+        )
 
     def field(self, upload: P.UploadInfo) -> list[str]:
         """Who ``upload``'s bots play: the reference field and the latest ranked version of
@@ -151,13 +199,38 @@ class Ladder:
         return False
 
 
+def next_pair(standings: Standings | None, players: list[str]) -> tuple[str, str] | None:
+    """The pair of ``players`` whose next games sharpen the standings most: the fewest games
+    between them first, then the closest ratings, then the widest intervals."""
+    if len(players) < 2:
+        return None
+    rows = {} if standings is None else {r.bot: r for r in standings.standings}
+    pairs = {} if standings is None else standings.pairs
+
+    def need(a: str, b: str) -> tuple[int, float, float]:
+        games = pairs.get(a, {}).get(b)
+        ra, rb = rows.get(a), rows.get(b)
+        played = games.games if games else 0
+        if ra is None or rb is None or ra.elo is None or rb.elo is None:
+            return (played, 0.0, 0.0)
+        width = sum(
+            hi - lo
+            for lo, hi in ((ra.elo_lo, ra.elo_hi), (rb.elo_lo, rb.elo_hi))
+            if lo is not None and hi is not None
+        )
+        return (played, abs(ra.elo - rb.elo), -width)
+
+    candidates = [(a, b) for i, a in enumerate(players) for b in players[i + 1 :]]
+    return min(candidates, key=lambda p: need(*p))
+
+
 def ladder_games(store: Store, settings: LadderSettings) -> list[StoredGame]:
     """Every placement game of the ladder, each submitted bot's seat named ``NAME@VERSION``,
     keys and deck positions made distinct across placements (game ids are global already)."""
     versions = {r.content: r.version for r in submissions.Store().records()}
     games: list[StoredGame] = []
     for info in store.tournaments():
-        if not settings.is_placement(info.name):
+        if not settings.is_ladder(info.name):
             continue
         shown = {}
         for e in store.tournament(info.id).entrants:
@@ -187,4 +260,4 @@ def ladder_standings(
 
 def is_ladder_game(store: Store, settings: LadderSettings, tournament_id: int) -> bool:
     """Whether tournament ``tournament_id`` is one of the ladder's placements."""
-    return any(t.id == tournament_id and settings.is_placement(t.name) for t in store.tournaments())
+    return any(t.id == tournament_id and settings.is_ladder(t.name) for t in store.tournaments())
