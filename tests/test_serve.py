@@ -95,6 +95,40 @@ class Server:
             assert answer.status == 200 and "text/html" in answer.headers["content-type"]
             return str(answer.read().decode("utf-8"))
 
+    def form(self, path: str) -> tuple[str, str]:
+        """A form page's CSRF cookie (as a Cookie header) and the hidden field's value."""
+        with urllib.request.urlopen(f"{self.url}{path}", timeout=30) as answer:
+            cookie = answer.headers["set-cookie"].split(";")[0]
+            page = answer.read().decode("utf-8")
+        field = page.split('name="csrf" value="')[1].split('"')[0]
+        return cookie, field
+
+    def post_form(
+        self, path: str, fields: dict[str, str], file: Path | None, cookie: str
+    ) -> tuple[int, str]:
+        """Post a multipart form as a browser would (with ``cookie``); status and page."""
+        parts = [
+            f'--b0undary\r\nContent-Disposition: form-data; name="{k}"\r\n\r\n{v}\r\n'.encode()
+            for k, v in fields.items()
+        ]
+        if file is not None:
+            parts.append(
+                f'--b0undary\r\nContent-Disposition: form-data; name="file"; '
+                f'filename="{file.name}"\r\n\r\n'.encode()
+                + file.read_bytes()
+                + b"\r\n"
+            )
+        request = urllib.request.Request(
+            f"{self.url}{path}", data=b"".join(parts) + b"--b0undary--\r\n"
+        )
+        request.add_header("Content-Type", "multipart/form-data; boundary=b0undary")
+        request.add_header("Cookie", cookie)
+        try:
+            with urllib.request.urlopen(request, timeout=30) as answer:
+                return answer.status, answer.read().decode("utf-8")
+        except urllib.error.HTTPError as exc:
+            return exc.code, exc.read().decode("utf-8")
+
     def post_file(self, token: str, name: str, data: bytes) -> tuple[int, Any]:
         body = (
             b'--b0undary\r\nContent-Disposition: form-data; name="file"; filename="'
@@ -113,7 +147,7 @@ class Server:
         while time.monotonic() < deadline:
             code, state = self.get(f"/api/submissions/{upload_id}", token)
             assert code == 200, state
-            if state["status"] in ("checked", "failed"):
+            if state["status"] in ("ranked", "failed"):
                 return dict(state)
             time.sleep(0.3)
         raise AssertionError(f"upload {upload_id} still {state['status']} after 180 s")
@@ -230,14 +264,32 @@ def test_uploads_are_built_checked_owned_and_limited(server: Server, tmp_path: P
     ]
     assert board["older_versions"] == []
 
+    # the upload form: the token typed in, a CSRF token in a cookie and in the form
+    (tmp_path / "d").mkdir()
+    dave_wheel = bot_wheel(tmp_path / "d", "dave-bot", "davebot")
+    dave = _token(server, "dave")
+    cookie, csrf = server.form("/submit")
+    fields = {"csrf": csrf, "token": dave}
+    code, page = server.post_form("/submit", fields, dave_wheel, cookie)
+    assert code == 200 and 'id="queued">Upload 7 is queued' in page, page
+    code, page = server.post_form("/submit", fields, dave_wheel, "arena_csrf=forged")
+    assert code == 403 and "the form is stale or was not sent from this site" in page
+    code, page = server.post_form("/submit", {**fields, "token": "wrong"}, dave_wheel, cookie)
+    assert code == 401 and "unknown token" in page
+    assert server.wait_final(dave, 7)["status"] == "ranked"
+    cookie, csrf = server.form("/me")
+    code, page = server.post_form("/me", {"csrf": csrf, "token": dave}, None, cookie)
+    assert code == 200 and "dave: your uploads" in page and "davebot@1" in page
+    assert "--- arena check ---" in page
+
     # the pages and their JSON
     page = server.page("/")
     assert '<meta http-equiv="refresh" content="30">' in page and "carolbot@1" in page
     code, alice_bot = server.get("/api/bots/alicebot@1", None)
-    assert code == 200 and alice_bot["standing"]["games"] == 12
-    assert sorted(alice_bot["head_to_head"]) == ["carolbot@1", "random"]
+    assert code == 200 and alice_bot["standing"]["games"] == 18
+    assert sorted(alice_bot["head_to_head"]) == ["carolbot@1", "davebot@1", "random"]
     assert [v["id"] for v in alice_bot["versions"]] == [1]
-    assert len(alice_bot["recent_games"]) == 12
+    assert len(alice_bot["recent_games"]) == 18
     carol_page = server.page("/bots/carolbot%401")
     assert "Head to head" in carol_page and "carol &lt;i&gt;c&lt;/i&gt;" in carol_page
     assert "<i>c</i>" not in carol_page
@@ -256,12 +308,12 @@ def test_uploads_are_built_checked_owned_and_limited(server: Server, tmp_path: P
     assert code == 200 and state["status"] == "ranked" and state["bots"] == ["alicebot"]
     # and now the ladder keeps playing: rounds of 4 rated games, the least played pair first
     deadline = time.monotonic() + 120
-    while server.get("/api/leaderboard", None)[1]["games"] < 18 + 8 and time.monotonic() < deadline:
+    while server.get("/api/leaderboard", None)[1]["games"] < 36 + 8 and time.monotonic() < deadline:
         time.sleep(0.5)
     store = Store(server.env["ARENA_DB"])
     rated = [t for t in store.tournaments() if t.name.startswith("ladder: rated games ")]
     assert len(rated) >= 2 and all(len(t.entrants) == 2 for t in rated)
-    assert server.get("/api/leaderboard", None)[1]["games"] >= 18 + 8
+    assert server.get("/api/leaderboard", None)[1]["games"] >= 36 + 8
 
 
 def test_a_server_stopped_mid_build_queues_the_upload_again(tmp_path: Path) -> None:

@@ -9,14 +9,16 @@ imports or runs an upload: it stores the file and queues it for :class:`Pipeline
 from __future__ import annotations
 
 import datetime as dt
+import hmac
 import re
+import secrets
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
 
 from starlette.applications import Starlette
-from starlette.datastructures import UploadFile
+from starlette.datastructures import FormData, UploadFile
 from starlette.requests import Request
 from starlette.responses import HTMLResponse, JSONResponse
 from starlette.routing import Route
@@ -33,6 +35,8 @@ from leaderboard.store import Store, StoredGame, StoreError
 UPLOAD_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._+-]{0,200}\.(whl|tar\.gz)$")
 #: Bytes a multipart body may hold beyond its file (boundaries, headers, small fields).
 FORM_OVERHEAD = 64 * 1024
+#: The cookie holding a form's CSRF token (the form holds the same value).
+CSRF_COOKIE = "arena_csrf"
 #: The largest refused body still read to its end before the answer.
 DRAIN_BYTES = 256 * 1024 * 1024
 
@@ -70,31 +74,38 @@ def create_app(
     ladder = Ladder(store, store.url, ladder_settings or LadderSettings())
     pipeline = Pipeline(store, spool, limits, ladder.wake)
 
+    def by_token(token: str) -> P.ParticipantInfo:
+        found = P.by_token(store, token.strip()) if token.strip() else None
+        if found is None:
+            raise ApiError(401, "unknown token")
+        return found
+
     def participant(request: Request) -> P.ParticipantInfo:
         header = request.headers.get("authorization", "")
         scheme, _, token = header.partition(" ")
         if scheme.lower() != "bearer" or not token.strip():
             raise ApiError(401, "a participant's token is needed: Authorization: Bearer TOKEN")
-        found = P.by_token(store, token.strip())
-        if found is None:
-            raise ApiError(401, "unknown token")
-        return found
+        return by_token(token)
 
-    async def submit(request: Request) -> JSONResponse:
-        who = participant(request)
+    async def read_form(request: Request, upload: bool) -> FormData:
+        """The request's form; with ``upload``, its length checked first (a refused body
+        drained)."""
         length = request.headers.get("content-length")
-        if length is None or not length.isdigit():
+        if upload and (length is None or not length.isdigit()):
             raise ApiError(411, "the upload must say its length (Content-Length)")
-        if int(length) > limits.upload_bytes + FORM_OVERHEAD:
+        if upload and length is not None and int(length) > limits.upload_bytes + FORM_OVERHEAD:
             await _drain(request, int(length))
             raise ApiError(413, f"an upload may hold at most {limits.upload_bytes} bytes")
+        try:
+            return await request.form(max_files=1 if upload else 0, max_fields=8)
+        except Exception as exc:  # a malformed body is the sender's problem, told in one line
+            raise ApiError(400, f"not a multipart form with a file: {exc}"[:300]) from None
+
+    async def accept(who: P.ParticipantInfo, form: FormData) -> int:
+        """Store the form's file as ``who``'s next upload and queue it; its id."""
         hour_ago = dt.datetime.now(dt.UTC) - dt.timedelta(hours=1)
         if P.uploads_since(store, who.id, hour_ago) >= limits.per_hour:
             raise ApiError(429, f"at most {limits.per_hour} uploads per participant per hour")
-        try:
-            form = await request.form(max_files=1, max_fields=8)
-        except Exception as exc:  # a malformed body is the sender's problem, told in one line
-            raise ApiError(400, f"not a multipart form with a file: {exc}"[:300]) from None
         file = form.get("file")
         if not isinstance(file, UploadFile) or not file.filename:
             raise ApiError(400, "the form has no file field named 'file'")
@@ -109,8 +120,49 @@ def create_app(
         where.mkdir(parents=True, exist_ok=True)
         (where / name).write_bytes(data)
         pipeline.wake()
+        return upload_id
+
+    async def submit(request: Request) -> JSONResponse:
+        who = participant(request)
+        upload_id = await accept(who, await read_form(request, upload=True))
         body = {"id": upload_id, "status": "queued", "url": f"/api/submissions/{upload_id}"}
         return JSONResponse(body, status_code=202)
+
+    # --- the forms: the token typed in, a CSRF token in a cookie and a hidden field --------
+
+    def form_page(template: str, status_code: int = 200, **values: Any) -> HTMLResponse:
+        csrf = secrets.token_urlsafe(24)
+        page = pages.render(template, csrf=csrf, name=ladder.settings.name, **values)
+        response = HTMLResponse(page, status_code=status_code)
+        response.set_cookie(CSRF_COOKIE, csrf, httponly=True, samesite="strict")
+        return response
+
+    def checked_form(request: Request, form: FormData) -> P.ParticipantInfo:
+        cookie = request.cookies.get(CSRF_COOKIE, "")
+        field = str(form.get("csrf") or "")
+        if not cookie or not hmac.compare_digest(cookie, field):
+            raise ApiError(403, "the form is stale or was not sent from this site: load it again")
+        return by_token(str(form.get("token") or ""))
+
+    async def submit_form(request: Request) -> HTMLResponse:
+        if request.method == "GET":
+            return form_page("submit.html")
+        try:
+            form = await read_form(request, upload=True)
+            upload_id = await accept(checked_form(request, form), form)
+        except ApiError as exc:
+            return form_page("submit.html", exc.status, error=str(exc))
+        return form_page("submit.html", queued=upload_id)
+
+    async def own_page(request: Request) -> HTMLResponse:
+        if request.method == "GET":
+            return form_page("me.html")
+        try:
+            who = checked_form(request, await read_form(request, upload=False))
+        except ApiError as exc:
+            return form_page("me.html", exc.status, error=str(exc))
+        uploads = [u.to_json(with_log=True) for u in P.uploads(store, who.id)]
+        return form_page("me.html", who=who.name, uploads=uploads)
 
     async def own_uploads(request: Request) -> JSONResponse:
         who = participant(request)
@@ -189,6 +241,8 @@ def create_app(
     routes = [
         Route("/api/health", health),
         Route("/", leaderboard_page),
+        Route("/submit", submit_form, methods=["GET", "POST"]),
+        Route("/me", own_page, methods=["GET", "POST"]),
         Route("/bots/{name}", bot_page),
         Route("/games/{game_id}", game_page),
         Route("/api/leaderboard", leaderboard),

@@ -95,6 +95,11 @@ def _game_line(game: StoredGame, bot: str) -> dict[str, Any]:
     }
 
 
+def render(template: str, **values: Any) -> str:
+    """Template ``template`` of ``arena/serve/templates`` with ``values``, escaped."""
+    return _environment().get_template(template).render(**values)
+
+
 def leaderboard_page(store: Store, settings: LadderSettings) -> str:
     """The leaderboard as a page."""
     data = leaderboard_json(store, settings)
