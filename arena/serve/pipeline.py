@@ -84,11 +84,13 @@ class Pipeline:
 
     def process(self, upload: P.UploadInfo) -> None:
         """Build and check ``upload``, recording each step; any failure is the upload's, with
-        its reason, never the server's."""
+        its reason, never the server's. Its file is removed once it is decided."""
         try:
             self._process(upload)
         except Exception as exc:  # the server keeps serving whatever one upload does
             P.set_upload(self.store, upload.id, "failed", reason=f"internal error: {exc}"[:2000])
+        if not self._stop.is_set():
+            shutil.rmtree(self.spool / str(upload.id), ignore_errors=True)
 
     def _process(self, upload: P.UploadInfo) -> None:
         from arena.hosting.build import read_log, submit
@@ -123,7 +125,6 @@ class Pipeline:
         else:
             P.set_upload(self.store, upload.id, "placing", log=log)
             self.checked()
-        shutil.rmtree(self.spool / str(upload.id), ignore_errors=True)
 
     def _check(self, bots: list[str]) -> tuple[str | None, str]:
         """Run ``arena check`` on ``bots``: (why they failed, or None; its output)."""
