@@ -128,16 +128,6 @@ def claim(store: Store, distribution: str, participant_id: int) -> None:
             )
 
 
-def owner_of(store: Store, distribution: str) -> str | None:
-    """The name of the participant ``distribution`` belongs to, if any."""
-    with store.transaction() as session:
-        owner = session.get(BotOwner, distribution)
-        if owner is None:
-            return None
-        holder = session.get(Participant, owner.participant_id)
-        return holder.name if holder else None
-
-
 def add_upload(store: Store, participant_id: int, filename: str, size: int) -> int:
     """Record a new upload (``queued``); returns its id."""
     with store.transaction() as session:

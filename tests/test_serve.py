@@ -10,7 +10,6 @@ import json
 import os
 import socket
 import subprocess
-import sys
 import time
 import urllib.error
 import urllib.request
@@ -21,12 +20,11 @@ from typing import Any
 import pytest
 from wheels import bot_wheel
 
+from arena.serve.background import ARENA
 from leaderboard import participants as P
 from leaderboard.store import Store
 
 pytestmark = pytest.mark.usefixtures("bubblewrap")
-
-ARENA = [sys.executable, "-c", "from arena.cli.main import main; main()"]
 
 
 def _free_port() -> int:

@@ -19,18 +19,14 @@ middle finds the placement tournament by its name when it starts again and resum
 from __future__ import annotations
 
 import dataclasses
-import subprocess
-import sys
-import threading
 from dataclasses import dataclass
 
 from arena.hosting import submissions
+from arena.serve.background import Background
 from leaderboard import participants as P
 from leaderboard.standings import Standings, compute_standings
 from leaderboard.store import Store, StoredGame
 
-#: The command line of ``arena`` in a process of its own.
-ARENA = [sys.executable, "-c", "from arena.cli.main import main; main()"]
 #: Deck positions of different placement tournaments are kept apart by this much.
 DECK_SPAN = 1_000_000
 
@@ -50,68 +46,48 @@ class LadderSettings:
         """The name of the tournament placing ``bot`` of upload ``upload_id``."""
         return f"{self.name}: placement of upload {upload_id}, {bot}"
 
+    @property
+    def rated_prefix(self) -> str:
+        """How the names of the ladder's rounds of rated games begin."""
+        return f"{self.name}: rated games "
+
     def rated(self, number: int) -> str:
         """The name of the ladder's ``number``-th round of rated games."""
-        return f"{self.name}: rated games {number}"
+        return f"{self.rated_prefix}{number}"
 
     def is_ladder(self, tournament_name: str) -> bool:
         """Whether a tournament of that name is one of this ladder's (placements and rated
         rounds)."""
-        return tournament_name.startswith(
-            (f"{self.name}: placement of upload ", f"{self.name}: rated games ")
-        )
+        return tournament_name.startswith((f"{self.name}: placement of upload ", self.rated_prefix))
 
 
-class Ladder:
+class Ladder(Background):
     """Places ``placing`` uploads of ``store`` (``db_url`` for the tournament processes), one
-    at a time, in a thread started by :meth:`start`."""
+    at a time, and plays rounds of rated games in between, in a thread started by
+    :meth:`start` (what a stopped server left is resumed first)."""
 
     def __init__(self, store: Store, db_url: str, settings: LadderSettings) -> None:
+        super().__init__("ladder")
         self.store = store
         self.db_url = db_url
         self.settings = settings
         self.last_error: str | None = None
-        self._wake = threading.Event()
-        self._stop = threading.Event()
-        self._running: subprocess.Popen[str] | None = None
-        self._thread: threading.Thread | None = None
 
-    def start(self) -> None:
-        """Start placing (what a stopped server left ``placing`` is placed first)."""
-        self._thread = threading.Thread(target=self._run, name="ladder", daemon=True)
-        self._thread.start()
+    def work(self) -> bool:
+        """Place every waiting upload, else play a round of rated games (True: go on at once)."""
+        waiting = P.uploads(self.store, status="placing")
+        for upload in waiting:
+            if self.stopping or not self.place(upload):
+                break
+        self.idle = 10.0 if self.last_error else 2.0
+        return not waiting and not self.last_error and self.rate_one_pair()
 
-    def wake(self) -> None:
-        """Say an upload is waiting to be placed."""
-        self._wake.set()
-
-    def stop(self) -> None:
-        """Interrupt the tournament at hand (what it stored stays) and stop."""
-        self._stop.set()
-        self._wake.set()
-        running = self._running
-        if running is not None and running.poll() is None:
-            running.terminate()
-        if self._thread is not None:
-            self._thread.join(timeout=30)
-
-    def _run(self) -> None:
-        while not self._stop.is_set():
-            waiting = P.uploads(self.store, status="placing")
-            for upload in waiting:
-                if self._stop.is_set() or not self.place(upload):
-                    break
-            if not waiting and not self.last_error and self.rate_one_pair():
-                continue  # placements first, then the next pair at once
-            self._wake.wait(timeout=10.0 if self.last_error else 2.0)
-            self._wake.clear()
-
-    def players(self) -> list[str]:
+    def players(self, besides: str | None = None) -> list[str]:
         """Who is ranked now: the reference field and the latest ranked version of every
-        submitted bot."""
+        submitted bot (but those of distribution ``besides``)."""
         latest: dict[str, P.UploadInfo] = {}
         for done in P.uploads(self.store, status="ranked"):
-            if done.distribution:
+            if done.distribution and done.distribution != besides:
                 latest[done.distribution] = done
         return [
             *self.settings.field,
@@ -124,9 +100,8 @@ class Ladder:
         left; whether a round was played."""
         if self.settings.rated_decks <= 0:
             return False
-        rounds = [
-            t for t in self.store.tournaments() if t.name.startswith(self.settings.rated(0)[:-1])
-        ]
+        prefix = self.settings.rated_prefix
+        rounds = [t for t in self.store.tournaments() if t.name.startswith(prefix)]
         unfinished = [t for t in rounds if t.status != "finished"]
         if unfinished:
             return self._tournament(["--resume", str(unfinished[0].id)])
@@ -146,14 +121,7 @@ class Ladder:
     def field(self, upload: P.UploadInfo) -> list[str]:
         """Who ``upload``'s bots play: the reference field and the latest ranked version of
         every other distribution's bots."""
-        latest: dict[str, P.UploadInfo] = {}
-        for done in P.uploads(self.store, status="ranked"):
-            if done.distribution and done.distribution != upload.distribution:
-                latest[done.distribution] = done
-        return [
-            *self.settings.field,
-            *(f"{b}@{u.version}" for u in latest.values() for b in u.bots),
-        ]
+        return self.players(besides=upload.distribution)
 
     def place(self, upload: P.UploadInfo) -> bool:
         """Play ``upload``'s placement sets (resuming any a stopped server left), then mark it
@@ -182,15 +150,7 @@ class Ladder:
 
     def _tournament(self, command: list[str]) -> bool:
         """Run ``arena tournament`` with ``command``; whether every game was stored."""
-        self._running = subprocess.Popen(
-            [*ARENA, "tournament", *command, "--db", self.db_url, "--quiet"],
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.PIPE,
-            text=True,
-        )
-        _, err = self._running.communicate()
-        code = self._running.returncode
-        self._running = None
+        code, _, err = self.run_arena("tournament", *command, "--db", self.db_url, "--quiet")
         if code == 0:
             self.last_error = None
             return True

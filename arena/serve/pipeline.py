@@ -13,14 +13,12 @@ from __future__ import annotations
 
 import json
 import shutil
-import subprocess
-import sys
-import threading
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
 from arena.errors import ArenaError
+from arena.serve.background import Background
 from leaderboard import participants as P
 from leaderboard.store import Store
 
@@ -40,7 +38,7 @@ class Limits:
 CHECK_SECONDS = 900.0
 
 
-class Pipeline:
+class Pipeline(Background):
     """Builds and checks queued uploads of ``store`` from files under ``spool``
     (``spool/ID/FILENAME``), one at a time, in a thread started by :meth:`start`; an upload
     that passes goes to ``placing`` and ``checked`` is called (the ladder's wake-up)."""
@@ -48,39 +46,24 @@ class Pipeline:
     def __init__(
         self, store: Store, spool: Path, limits: Limits, checked: Callable[[], None]
     ) -> None:
+        super().__init__("uploads")
         self.store = store
         self.spool = spool
         self.limits = limits
         self.checked = checked
-        self._wake = threading.Event()
-        self._stop = threading.Event()
-        self._thread: threading.Thread | None = None
 
     def start(self) -> None:
         """Requeue what a stopped server left half done, and start working."""
         P.requeue_unfinished(self.store)
-        self._thread = threading.Thread(target=self._run, name="uploads", daemon=True)
-        self._thread.start()
+        super().start()
 
-    def wake(self) -> None:
-        """Say a new upload is queued."""
-        self._wake.set()
-
-    def stop(self) -> None:
-        """Stop after the upload at hand (its status stays as it is, requeued on restart)."""
-        self._stop.set()
-        self._wake.set()
-        if self._thread is not None:
-            self._thread.join(timeout=5)
-
-    def _run(self) -> None:
-        while not self._stop.is_set():
-            for upload in P.uploads(self.store, status="queued"):
-                if self._stop.is_set():
-                    return
-                self.process(upload)
-            self._wake.wait(timeout=2.0)
-            self._wake.clear()
+    def work(self) -> bool:
+        """Build and check every queued upload, oldest first."""
+        for upload in P.uploads(self.store, status="queued"):
+            if self.stopping:
+                break
+            self.process(upload)
+        return False
 
     def process(self, upload: P.UploadInfo) -> None:
         """Build and check ``upload``, recording each step; any failure is the upload's, with
@@ -89,7 +72,7 @@ class Pipeline:
             self._process(upload)
         except Exception as exc:  # the server keeps serving whatever one upload does
             P.set_upload(self.store, upload.id, "failed", reason=f"internal error: {exc}"[:2000])
-        if not self._stop.is_set():
+        if not self.stopping:
             shutil.rmtree(self.spool / str(upload.id), ignore_errors=True)
 
     def _process(self, upload: P.UploadInfo) -> None:
@@ -128,27 +111,17 @@ class Pipeline:
 
     def _check(self, bots: list[str]) -> tuple[str | None, str]:
         """Run ``arena check`` on ``bots``: (why they failed, or None; its output)."""
-        command = [
-            sys.executable,
-            "-c",
-            "from arena.cli.main import main; main()",
-            "check",
-            *bots,
-            "--rounds",
-            str(self.limits.check_rounds),
-            "--json",
-        ]
-        try:
-            run = subprocess.run(
-                command, capture_output=True, text=True, timeout=CHECK_SECONDS, check=False
-            )
-        except subprocess.TimeoutExpired:
+        code, out, err = self.run_arena(
+            "check", *bots, "--rounds", str(self.limits.check_rounds), "--json",
+            timeout=CHECK_SECONDS,
+        )  # fmt: skip
+        if code == 124:
             return f"arena check took over {CHECK_SECONDS:g} s", ""
-        output = (run.stdout + run.stderr)[-P.LOG_CHARS :]
+        output = (out + err)[-P.LOG_CHARS :]
         try:
-            reports = json.loads(run.stdout)
+            reports = json.loads(out)
         except ValueError:
-            last = run.stderr.strip().splitlines()[-1:] or ["no report"]
+            last = err.strip().splitlines()[-1:] or ["no report"]
             return f"arena check failed: {last[0]}", output
         reports = reports if isinstance(reports, list) else [reports]
         for report in reports:
@@ -158,4 +131,4 @@ class Pipeline:
                         f"{report.get('bot')}: {check.get('name')}: {check.get('detail')}",
                         output,
                     )
-        return (None if run.returncode == 0 else f"arena check exited {run.returncode}"), output
+        return (None if code == 0 else f"arena check exited {code}"), output

@@ -1,0 +1,87 @@
+"""What the server's two background workers (:class:`~arena.serve.pipeline.Pipeline` and
+:class:`~arena.serve.ladder.Ladder`) share: a thread that does a round of work whenever woken or
+every few seconds, and the ``arena`` processes it runs, interrupted when the server stops."""
+
+from __future__ import annotations
+
+import signal
+import subprocess
+import sys
+import threading
+
+#: The command line of ``arena`` in a process of its own.
+ARENA = [sys.executable, "-c", "from arena.cli.main import main; main()"]
+#: Seconds a child ``arena`` process has to stop after Ctrl-C (SIGINT) before it is killed.
+CHILD_STOP_SECONDS = 20.0
+
+
+class Background:
+    """A worker thread named ``name``: :meth:`work` runs when :meth:`wake` is called or every
+    :attr:`idle` seconds, and again at once while it answers True, until :meth:`stop`."""
+
+    #: Seconds between two rounds of work when nobody wakes the worker.
+    idle = 2.0
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+        self._wake = threading.Event()
+        self._stop = threading.Event()
+        self._child: subprocess.Popen[str] | None = None
+        self._thread: threading.Thread | None = None
+
+    def work(self) -> bool:
+        """One round of work; True to go on at once."""
+        raise NotImplementedError
+
+    def start(self) -> None:
+        """Start the thread."""
+        self._thread = threading.Thread(target=self._loop, name=self.name, daemon=True)
+        self._thread.start()
+
+    def wake(self) -> None:
+        """Say there is work."""
+        self._wake.set()
+
+    @property
+    def stopping(self) -> bool:
+        """Whether :meth:`stop` was called."""
+        return self._stop.is_set()
+
+    def stop(self) -> None:
+        """Interrupt the ``arena`` process at hand as Ctrl-C does (what it stored stays, and a
+        tournament's lease is given back) and stop the thread."""
+        self._stop.set()
+        self._wake.set()
+        child = self._child
+        if child is not None and child.poll() is None:
+            child.send_signal(signal.SIGINT)
+        if self._thread is not None:
+            self._thread.join(timeout=CHILD_STOP_SECONDS)
+        if child is not None and child.poll() is None:
+            child.kill()
+        if self._thread is not None:
+            self._thread.join(timeout=5)
+
+    def run_arena(self, *args: str, timeout: float | None = None) -> tuple[int, str, str]:
+        """Run ``arena ARGS`` in a process of its own: (exit code, output, error output); exit
+        code 124 when it took over ``timeout`` seconds (it is then killed)."""
+        child = subprocess.Popen(
+            [*ARENA, *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+        )
+        self._child = child
+        try:
+            out, err = child.communicate(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            child.kill()
+            out, err = child.communicate()
+            return 124, out, err
+        finally:
+            self._child = None
+        return child.returncode, out, err
+
+    def _loop(self) -> None:
+        while not self.stopping:
+            if self.work() and not self.stopping:
+                continue
+            self._wake.wait(timeout=self.idle)
+            self._wake.clear()
