@@ -12,6 +12,7 @@ from typing import Any
 from sqlalchemy import (
     JSON,
     BigInteger,
+    Boolean,
     DateTime,
     Float,
     ForeignKey,
@@ -248,3 +249,52 @@ class Upload(Base):
 #: (``arena check``), playing their placement games in the ladder, then ``ranked``; or
 #: ``failed`` with its reason.
 UPLOAD_STATUSES = ("queued", "building", "checking", "placing", "ranked", "failed")
+
+
+class Competition(Base):
+    """A competition server's state, by the competition's name: ``frozen`` (no new uploads
+    accepted), ``final`` (its ladder stopped for the final round-robin) and that tournament's
+    id once started."""
+
+    __tablename__ = "competitions"
+
+    name: Mapped[str] = mapped_column(String(200), primary_key=True)
+    frozen: Mapped[bool] = mapped_column(Boolean, default=False)
+    final: Mapped[bool] = mapped_column(Boolean, default=False)
+    final_tournament_id: Mapped[int | None] = mapped_column(
+        ForeignKey("tournaments.id", ondelete="SET NULL"), nullable=True
+    )
+    updated: Mapped[datetime] = mapped_column(
+        DateTime(timezone=True), default=utcnow, onupdate=utcnow
+    )
+
+
+class LadderSeat(Base):
+    """Which ladder player (``NAME@VERSION`` for a submitted bot, else the entrant's name) an
+    entrant of a ladder tournament is."""
+
+    __tablename__ = "ladder_seats"
+
+    tournament_id: Mapped[int] = mapped_column(
+        ForeignKey("tournaments.id", ondelete="CASCADE"), primary_key=True
+    )
+    entrant: Mapped[str] = mapped_column(String(400), primary_key=True)
+    player: Mapped[str] = mapped_column(String(400), index=True)
+
+
+class LadderSnapshot(Base):
+    """A competition's standings as fit over its first ``games`` ladder games (every game
+    stored up to id ``through_game`` was looked at): the leaderboard's rows, the head-to-head
+    records and the fault summaries, as :meth:`~leaderboard.standings.Standings.to_dict` gives
+    them."""
+
+    __tablename__ = "ladder_snapshots"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    competition: Mapped[str] = mapped_column(String(200), index=True)
+    created: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+    games: Mapped[int] = mapped_column(Integer)
+    through_game: Mapped[int] = mapped_column(Integer)
+    standings: Mapped[Any] = mapped_column(JSON)
+    pairs: Mapped[Any] = mapped_column(JSON)
+    faults: Mapped[Any] = mapped_column(JSON)

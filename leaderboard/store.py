@@ -276,8 +276,9 @@ class GameRow:
 @dataclass(frozen=True)
 class GameQuery:
     """Which stored games :meth:`Store.find_games` lists: those of ``tournament`` (``None``:
-    every tournament), seating one of the entrants ``seated`` (empty: anyone) and one of
-    ``against`` in another seat (empty: anyone), with at least one fault if ``faulted``.
+    every tournament) and of one of ``tournaments`` (empty: any), seating one of the entrants
+    ``seated`` (empty: anyone) and one of ``against`` in another seat (empty: anyone), with at
+    least one fault if ``faulted``.
     Entrant names are exact (see :meth:`Store.entrant_names`); ``seated`` and ``against``
     share none."""
 
@@ -285,6 +286,7 @@ class GameQuery:
     seated: frozenset[str] = frozenset()
     against: frozenset[str] = frozenset()
     faulted: bool = False
+    tournaments: frozenset[int] = frozenset()
 
 
 def resolve_url(url: str | None = None) -> str:
@@ -778,6 +780,25 @@ class Store:
                 for t in rows
             ]
 
+    def tournament_names(self, prefix: str = "") -> list[tuple[int, str, str]]:
+        """``(id, name, stored status)`` of every tournament whose name starts with ``prefix``,
+        oldest first: one light query, for callers that must not load every tournament."""
+        query = select(Tournament.id, Tournament.name, Tournament.status).order_by(Tournament.id)
+        if prefix:
+            query = query.where(Tournament.name.startswith(prefix, autoescape=True))
+        with self._session() as session:
+            return [(int(i), str(n), str(s)) for i, n, s in session.execute(query)]
+
+    def tournament_name(self, tournament_id: int) -> str:
+        """The name of tournament ``tournament_id`` (:class:`StoreError` when there is none)."""
+        with self._session() as session:
+            return self._tournament(session, tournament_id).name
+
+    def latest_game_id(self) -> int:
+        """The id of the newest stored game (0 when there is none)."""
+        with self._session() as session:
+            return int(session.scalar(select(func.max(Game.id))) or 0)
+
     def tournament(self, tournament_id: int | None = None) -> TournamentDetail:
         """The stored tournament ``tournament_id`` (the latest one when ``None``), without its
         games. Raises :class:`StoreError` when there is no such tournament."""
@@ -1045,6 +1066,45 @@ class Store:
                 return
             last = rows[-1][0]
 
+    def games_of(
+        self, tournament_ids: Collection[int], batch: int = BATCH
+    ) -> Iterator[tuple[int, StoredGame]]:
+        """Every game of the tournaments ``tournament_ids`` with its tournament's id, as
+        :meth:`stored_games` gives them, in the order they were stored, read ``batch`` at a
+        time (each batch in its own transaction)."""
+        wanted = sorted(set(tournament_ids))
+        if not wanted:
+            return
+        low, high = wanted[0], wanted[-1]
+        chosen = set(wanted)
+        last = 0
+        while True:
+            with self._session() as session:
+                rows = session.execute(
+                    select(
+                        Game.tournament_id,
+                        Game.id,
+                        Game.key,
+                        Deck.position,
+                        Game.rotation,
+                        Game.created,
+                        Game.record,
+                    )
+                    .outerjoin(Deck, Game.deck_id == Deck.id)
+                    .where(Game.tournament_id.between(low, high), Game.id > last)
+                    .order_by(Game.id)
+                    .limit(batch)
+                ).all()
+            for tid, gid, key, position, rotation, created, record in rows:
+                if tid in chosen:
+                    game = StoredGame(
+                        gid, key, position, rotation, created, GameRecord.from_json(record)
+                    )
+                    yield tid, game
+            if len(rows) < batch:
+                return
+            last = rows[-1][1]
+
     @staticmethod
     def _game_rows() -> Select[Any]:
         """The columns of a :class:`GameRow`, with the deck's cards."""
@@ -1069,6 +1129,8 @@ class Store:
         where: list[ColumnElement[bool]] = []
         if query.tournament is not None:
             where.append(Game.tournament_id == query.tournament)
+        if query.tournaments:
+            where.append(Game.tournament_id.in_(sorted(query.tournaments)))
         if query.seated:
             where.append(_seats_one_of(dialect, query.seated))
         if query.against:

@@ -151,6 +151,19 @@ class Server:
         raise AssertionError(f"upload {upload_id} still {state['status']} after 180 s")
 
 
+    def board(self, games: int) -> dict[str, Any]:
+        """The leaderboard once its standings hold at least ``games`` games (they are refit in
+        the background as games arrive)."""
+        deadline = time.monotonic() + 120
+        while time.monotonic() < deadline:
+            code, board = self.get("/api/leaderboard", None)
+            assert code == 200, board
+            if board["games"] >= games:
+                return dict(board)
+            time.sleep(0.3)
+        raise AssertionError(f"the leaderboard holds {board['games']} games after 120 s")
+
+
 def _answer(request: urllib.request.Request) -> tuple[int, Any]:
     try:
         with urllib.request.urlopen(request, timeout=30) as answer:
@@ -205,8 +218,8 @@ def test_uploads_are_built_checked_owned_and_limited(server: Server, tmp_path: P
     code, state = server.get("/api/submissions/1", alice)
     assert code == 200 and state["status"] == "ranked" and "--- arena check ---" in state["log"]
     # placed: alice's bot played the field's random on the 3 secret decks, both seatings
-    code, board = server.get("/api/leaderboard", None)
-    assert code == 200 and board["games"] == 6
+    board = server.board(6)
+    assert board["games"] == 6
     assert sorted((r["bot"], r["games"]) for r in board["standings"]) == [
         ("alicebot@1", 6),
         ("random", 6),
@@ -261,7 +274,7 @@ def test_uploads_are_built_checked_owned_and_limited(server: Server, tmp_path: P
     code, page = server.post_form("/submit", fields, own, cookie)
     assert code == 200 and 'id="queued">Upload 6 is queued' in page, page
     assert server.wait_final(carol, 6)["status"] == "ranked"
-    code, board = server.get("/api/leaderboard", None)
+    board = server.board(18)
     assert board["games"] == 18
     assert sorted((r["bot"], r["games"]) for r in board["standings"]) == [
         ("alicebot@1", 12),
@@ -299,9 +312,7 @@ def test_uploads_are_built_checked_owned_and_limited(server: Server, tmp_path: P
     code, state = server.get("/api/submissions/1", alice)
     assert code == 200 and state["status"] == "ranked" and state["bots"] == ["alicebot"]
     # and now the ladder keeps playing: rounds of 4 rated games, the least played pair first
-    deadline = time.monotonic() + 120
-    while server.get("/api/leaderboard", None)[1]["games"] < 18 + 4 and time.monotonic() < deadline:
-        time.sleep(0.5)
+    server.board(18 + 4)
     store = Store(server.env["ARENA_DB"])
     rated = [t for t in store.tournaments() if t.name.startswith("ladder: rated games ")]
     assert rated and all(len(t.entrants) == 2 for t in rated)

@@ -3,9 +3,12 @@ the organizer's list of who may submit."""
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
+
 import click
 
-from arena.cli.options import db_option
+from arena.cli.options import db_option, json_option
 from arena.errors import ArenaError, printable
 
 
@@ -74,6 +77,27 @@ from arena.errors import ArenaError, printable
     show_default=True,
     help="Rule set of the ladder.",
 )
+@click.option(
+    "--workers",
+    type=click.IntRange(min=1),
+    default=None,
+    help="Worker processes each ladder tournament plays on (default: one per core); with "
+    "--executor ray, Ray actors.",
+)
+@click.option(
+    "--executor",
+    type=click.Choice(["local", "ray"]),
+    default="local",
+    show_default=True,
+    help="Where the ladder's games are played: worker processes here, or a Ray cluster "
+    "(docs/cluster.md).",
+)
+@click.option(
+    "--ray-address",
+    default=None,
+    metavar="ADDRESS",
+    help="With --executor ray: the cluster to join (as arena tournament --ray-address).",
+)
 @db_option
 @click.pass_context
 def serve(
@@ -89,6 +113,9 @@ def serve(
     ladder_decks: int,
     rated_decks: int,
     variant: str,
+    workers: int | None,
+    executor: str,
+    ray_address: str | None,
     db_url: str | None,
 ) -> None:
     """Run the competition server: participants upload bot packages over HTTP (arena submit
@@ -98,6 +125,10 @@ def serve(
     Stopping it loses nothing: started again, it goes on where it was."""
     ctx.ensure_object(dict)
     ctx.obj["db_url"] = db_url
+    ctx.obj["name"] = name
+    play = [*(["--workers", str(workers)] if workers else []), "--executor", executor]
+    play += ["--ray-address", ray_address] if ray_address else []
+    ctx.obj["play"] = play
     if ctx.invoked_subcommand is not None:
         return
     try:
@@ -120,7 +151,9 @@ def serve(
     store.create_schema()
     limits = Limits(upload_mb * 1024 * 1024, build_seconds, per_hour, check_rounds)
     spool = submissions.root() / "uploads"
-    ladder = LadderSettings(name, tuple(split_specs(field)), ladder_decks, variant, rated_decks)
+    ladder = LadderSettings(
+        name, tuple(split_specs(field)), ladder_decks, variant, rated_decks, tuple(play)
+    )
     click.echo(printable(f"arena serve: http://{host}:{port}/ over {store!r}"), err=True)
     app = create_app(store, spool, limits, ladder)
     uvicorn.run(app, host=host, port=port, log_level="info")
@@ -156,6 +189,93 @@ def list_participants(ctx: click.Context) -> None:
         click.echo("no participants (arena serve participants add NAME adds one)")
     for p in found:
         click.echo(printable(f"{p.name} (added {p.created:%Y-%m-%d %H:%M})"))
+
+
+@serve.command()
+@click.option("--quiet", is_flag=True, help="Print nothing (the server runs it so).")
+@json_option
+@click.pass_context
+def standings(ctx: click.Context, quiet: bool, as_json: bool) -> None:
+    """Fit the competition's standings over every ladder game stored, keep them for the pages
+    (the server runs this whenever games arrive) and print them: ranked players, then older
+    versions."""
+    from arena.serve.ladder import LadderSettings
+    from arena.serve.pages import leaderboard_json
+    from arena.serve.standings import refresh_standings
+    from leaderboard.store import Store
+
+    store = Store(ctx.obj["db_url"])
+    store.create_schema()
+    settings = LadderSettings(ctx.obj["name"])
+    refresh_standings(store, settings)
+    if quiet:
+        return
+    data = leaderboard_json(store, settings)
+    if as_json:
+        click.echo(json.dumps(data, indent=2))
+        return
+    click.echo(printable(f"{data['name']}: {data['games']} games"))
+    for title, rows in (("", data["standings"]), ("older versions:", data["older_versions"])):
+        if rows and title:
+            click.echo(title)
+        for row in rows:
+            elo = "" if row["elo"] is None else f"{row['elo']:.0f}"
+            lo, hi = row.get("elo_lo"), row.get("elo_hi")
+            band = "" if lo is None or hi is None else f"[{lo:.0f}, {hi:.0f}]"
+            line = f"{row['rank'] or '-':>3} {row['bot']:<32} {elo:>5} {band:<13} {row['games']}"
+            click.echo(printable(line))
+
+
+@serve.command()
+@click.option("--reopen", is_flag=True, help="Take uploads again.")
+@click.pass_context
+def freeze(ctx: click.Context, reopen: bool) -> None:
+    """Freeze the competition: no new uploads (those already sent are still built, checked and
+    placed, and the ladder goes on); --reopen takes uploads again."""
+    from dataclasses import replace
+
+    from leaderboard import competition as C
+    from leaderboard.store import Store
+
+    store = Store(ctx.obj["db_url"])
+    store.create_schema()
+    name = ctx.obj["name"]
+    state = C.competition(store, name)
+    if state.final and reopen:
+        raise ArenaError(f"competition {name!r} is finished (or being finished): it stays frozen")
+    C.set_competition(store, replace(state, frozen=not reopen))
+    click.echo(printable(f"competition {name!r} " + ("takes uploads" if reopen else "is frozen")))
+
+
+@serve.command()
+@click.option(
+    "--decks",
+    default=50,
+    show_default=True,
+    type=click.IntRange(1, 100_000),
+    help="Fresh secret decks of the final round-robin (both seatings of each, every pair).",
+)
+@click.option(
+    "--report",
+    "report_path",
+    type=click.Path(dir_okay=False, path_type=Path),
+    default=None,
+    help="Where to write the final report's HTML (default: where the server shows it, /final).",
+)
+@click.pass_context
+def finish(ctx: click.Context, decks: int, report_path: Path | None) -> None:
+    """Finish the competition: freeze it, stop its ladder, play a final round-robin of every
+    ranked player (the latest version of each bot, and the reference field) on fresh secret
+    decks, and write its report, the published result (shown at /final). Interrupted, run it
+    again: it resumes the final round-robin."""
+
+    from arena.serve.finals import finish_competition
+    from leaderboard.store import Store
+
+    store = Store(ctx.obj["db_url"])
+    store.create_schema()
+    written = finish_competition(store, ctx.obj["name"], decks, ctx.obj["play"], report_path)
+    click.echo(printable(f"final report: {written}"))
 
 
 COMMANDS: tuple[click.Command, ...] = (serve,)

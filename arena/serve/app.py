@@ -20,12 +20,15 @@ from typing import Any
 from starlette.applications import Starlette
 from starlette.datastructures import FormData, UploadFile
 from starlette.requests import Request
-from starlette.responses import HTMLResponse, JSONResponse
+from starlette.responses import FileResponse, HTMLResponse, JSONResponse, Response
 from starlette.routing import Route
 
 from arena.serve import pages
+from arena.serve.finals import report_path
 from arena.serve.ladder import Ladder, LadderSettings, is_ladder_game
 from arena.serve.pipeline import Limits, Pipeline
+from arena.serve.standings import StandingsRefresher
+from leaderboard import competition as C
 from leaderboard import participants as P
 from leaderboard.exports import game_json
 from leaderboard.replay_page import replay_page_html
@@ -67,12 +70,18 @@ def create_app(
     spool: Path,
     limits: Limits | None = None,
     ladder_settings: LadderSettings | None = None,
+    background: bool = True,
 ) -> Starlette:
     """The server's application over ``store``, keeping uploads under ``spool`` until built,
-    and placing checked ones into the ladder (:mod:`arena.serve.ladder`)."""
+    and placing checked ones into the ladder (:mod:`arena.serve.ladder`), its standings refit
+    as games arrive (:mod:`arena.serve.standings`); without ``background``, only the pages and
+    the API (nothing is built, played or refit: for measuring the pages)."""
     limits = limits or Limits()
-    ladder = Ladder(store, store.url, ladder_settings or LadderSettings())
+    settings = ladder_settings or LadderSettings()
+    refresher = StandingsRefresher(store, store.url, settings)
+    ladder = Ladder(store, store.url, settings, refresher.wake)
     pipeline = Pipeline(store, spool, limits, ladder.wake)
+    workers = (pipeline, ladder, refresher) if background else ()
 
     def by_token(token: str) -> P.ParticipantInfo:
         found = P.by_token(store, token.strip()) if token.strip() else None
@@ -103,6 +112,8 @@ def create_app(
 
     async def accept(who: P.ParticipantInfo, form: FormData) -> int:
         """Store the form's file as ``who``'s next upload and queue it; its id."""
+        if C.competition(store, settings.name).frozen:
+            raise ApiError(403, f"the competition {settings.name!r} is frozen: no new uploads")
         hour_ago = dt.datetime.now(dt.UTC) - dt.timedelta(hours=1)
         if P.uploads_since(store, who.id, hour_ago) >= limits.per_hour:
             raise ApiError(429, f"at most {limits.per_hour} uploads per participant per hour")
@@ -164,11 +175,11 @@ def create_app(
         uploads = [u.to_json(with_log=True) for u in P.uploads(store, who.id)]
         return form_page("me.html", who=who.name, uploads=uploads)
 
-    async def own_uploads(request: Request) -> JSONResponse:
+    def own_uploads(request: Request) -> JSONResponse:
         who = participant(request)
         return JSONResponse([u.to_json(with_log=False) for u in P.uploads(store, who.id)])
 
-    async def one_upload(request: Request) -> JSONResponse:
+    def one_upload(request: Request) -> JSONResponse:
         who = participant(request)
         try:
             upload_id = int(request.path_params["upload_id"])
@@ -181,13 +192,18 @@ def create_app(
             raise ApiError(403, f"upload {upload_id} is another participant's")
         return JSONResponse(found.to_json(with_log=True))
 
-    async def health(request: Request) -> JSONResponse:
-        return JSONResponse({"ok": True, "ladder_error": ladder.last_error})
+    def health(request: Request) -> JSONResponse:
+        body = {
+            "ok": True,
+            "ladder_error": ladder.last_error,
+            "standings_error": refresher.last_error,
+        }
+        return JSONResponse(body)
 
-    async def leaderboard(request: Request) -> JSONResponse:
+    def leaderboard(request: Request) -> JSONResponse:
         return JSONResponse(pages.leaderboard_json(store, ladder.settings))
 
-    async def leaderboard_page(request: Request) -> HTMLResponse:
+    def leaderboard_page(request: Request) -> HTMLResponse:
         return HTMLResponse(pages.leaderboard_page(store, ladder.settings))
 
     def bot_data(request: Request) -> dict[str, Any]:
@@ -197,10 +213,10 @@ def create_app(
             raise ApiError(404, f"no bot {name!r} has played in the ladder")
         return data
 
-    async def bot(request: Request) -> JSONResponse:
+    def bot(request: Request) -> JSONResponse:
         return JSONResponse(bot_data(request))
 
-    async def bot_page(request: Request) -> HTMLResponse:
+    def bot_page(request: Request) -> HTMLResponse:
         return HTMLResponse(pages.bot_page(bot_data(request), ladder.settings))
 
     def ladder_game(request: Request) -> tuple[int, StoredGame, bool]:
@@ -213,11 +229,11 @@ def create_app(
             raise ApiError(404, "no such game")
         return tid, game, not store.tournament(tid).decks_revealed
 
-    async def game(request: Request) -> JSONResponse:
+    def game(request: Request) -> JSONResponse:
         tid, found, hidden = ladder_game(request)
         return JSONResponse(game_json(tid, found, hidden))
 
-    async def game_page(request: Request) -> HTMLResponse:
+    def game_page(request: Request) -> HTMLResponse:
         tid, found, hidden = ladder_game(request)
         page = replay_page_html(found.record, game_id=found.id, tournament_id=tid, hidden=hidden)
         return HTMLResponse(page)
@@ -230,15 +246,22 @@ def create_app(
     async def lifespan(app: Starlette) -> AsyncIterator[dict[str, Any]]:
         store.create_schema()
         spool.mkdir(parents=True, exist_ok=True)
-        pipeline.start()
-        ladder.start()
+        for worker in workers:
+            worker.start()
         try:
             yield {}
         finally:
-            pipeline.stop()
-            ladder.stop()
+            for worker in workers:
+                worker.stop()
+
+    def final(request: Request) -> Response:
+        where = report_path(settings.name)
+        if not where.is_file():
+            raise ApiError(404, f"the competition {settings.name!r} has no final result yet")
+        return FileResponse(where, media_type="text/html")
 
     routes = [
+        Route("/final", final),
         Route("/api/health", health),
         Route("/", leaderboard_page),
         Route("/submit", submit_form, methods=["GET", "POST"]),

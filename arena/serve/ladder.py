@@ -19,13 +19,14 @@ middle finds the placement tournament by its name when it starts again and resum
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from arena.hosting import submissions
 from arena.serve.background import Background
+from leaderboard import competition as C
 from leaderboard import participants as P
-from leaderboard.standings import Standings, compute_standings
-from leaderboard.store import Store, StoredGame
+from leaderboard.store import Store, StoredGame, StoreError
 
 #: Deck positions of different placement tournaments are kept apart by this much.
 DECK_SPAN = 1_000_000
@@ -33,14 +34,17 @@ DECK_SPAN = 1_000_000
 
 @dataclass(frozen=True)
 class LadderSettings:
-    """The ladder: the competition's name (its placement tournaments are named after it), the
-    reference field, secret decks per placement, the rules."""
+    """The ladder: the competition's name (its tournaments are named after it), the reference
+    field, secret decks per placement, the rules, fresh secret decks per round of rated games,
+    and the options of ``arena tournament`` saying where games are played (``--workers``,
+    ``--executor``, ``--ray-address``)."""
 
     name: str = "ladder"
     field: tuple[str, ...] = ("random", "greedy")
     decks: int = 20
     variant: str = "classic"
     rated_decks: int = 5
+    play: tuple[str, ...] = ()
 
     def placement(self, upload_id: int, bot: str) -> str:
         """The name of the tournament placing ``bot`` of upload ``upload_id``."""
@@ -55,6 +59,11 @@ class LadderSettings:
         """The name of the ladder's ``number``-th round of rated games."""
         return f"{self.rated_prefix}{number}"
 
+    @property
+    def final_name(self) -> str:
+        """The name of the competition's final round-robin."""
+        return f"{self.name}: final round-robin"
+
     def is_ladder(self, tournament_name: str) -> bool:
         """Whether a tournament of that name is one of this ladder's (placements and rated
         rounds)."""
@@ -66,15 +75,26 @@ class Ladder(Background):
     at a time, and plays rounds of rated games in between, in a thread started by
     :meth:`start` (what a stopped server left is resumed first)."""
 
-    def __init__(self, store: Store, db_url: str, settings: LadderSettings) -> None:
+    def __init__(
+        self,
+        store: Store,
+        db_url: str,
+        settings: LadderSettings,
+        games_stored: Callable[[], None] = lambda: None,
+    ) -> None:
         super().__init__("ladder")
         self.store = store
         self.db_url = db_url
         self.settings = settings
+        self.games_stored = games_stored
         self.last_error: str | None = None
 
     def work(self) -> bool:
-        """Place every waiting upload, else play a round of rated games (True: go on at once)."""
+        """Place every waiting upload, else play a round of rated games (True: go on at once);
+        nothing once the competition is being finished."""
+        if C.competition(self.store, self.settings.name).final:
+            self.idle = 10.0
+            return False
         waiting = P.uploads(self.store, status="placing")
         for upload in waiting:
             if self.stopping or not self.place(upload):
@@ -96,18 +116,16 @@ class Ladder(Background):
 
     def rate_one_pair(self) -> bool:
         """Play one round of rated games (both seatings of ``rated_decks`` fresh secret decks)
-        between the pair that most needs it (:func:`next_pair`), or resume one a stopped server
-        left; whether a round was played."""
+        between the pair that most needs it (:func:`next_pair`, from the latest standings), or
+        resume one a stopped server left; whether a round was played."""
         if self.settings.rated_decks <= 0:
             return False
         prefix = self.settings.rated_prefix
-        rounds = [t for t in self.store.tournaments() if t.name.startswith(prefix)]
-        unfinished = [t for t in rounds if t.status != "finished"]
+        rounds = self.store.tournament_names(prefix)
+        unfinished = [tid for tid, _, status in rounds if status != "finished"]
         if unfinished:
-            return self._tournament(["--resume", str(unfinished[0].id)])
-        players = self.players()
-        standings, _ = ladder_standings(self.store, self.settings)
-        pair = next_pair(standings, players)
+            return self._tournament(["--resume", str(unfinished[0])])
+        pair = next_pair(C.latest_snapshot(self.store, self.settings.name), self.players())
         if pair is None:
             return False
         return self._tournament(
@@ -126,15 +144,15 @@ class Ladder(Background):
     def place(self, upload: P.UploadInfo) -> bool:
         """Play ``upload``'s placement sets (resuming any a stopped server left), then mark it
         ``ranked``; whether it got there."""
-        stored = {t.name: t for t in self.store.tournaments()}
+        stored = {name: (tid, status) for tid, name, status in self.store.tournament_names()}
         field = self.field(upload)
         for bot in upload.bots:
             name = self.settings.placement(upload.id, bot)
             found = stored.get(name)
-            if found is not None and found.status == "finished":
+            if found is not None and found[1] == "finished":
                 continue
             if found is not None:
-                command = ["--resume", str(found.id)]
+                command = ["--resume", str(found[0])]
             elif not field:
                 return False  # nobody to play yet: it waits for the next upload
             else:
@@ -150,7 +168,10 @@ class Ladder(Background):
 
     def _tournament(self, command: list[str]) -> bool:
         """Run ``arena tournament`` with ``command``; whether every game was stored."""
-        code, _, err = self.run_arena("tournament", *command, "--db", self.db_url, "--quiet")
+        code, _, err = self.run_arena(
+            "tournament", *command, *self.settings.play, "--db", self.db_url, "--quiet"
+        )
+        self.games_stored()
         if code == 0:
             self.last_error = None
             return True
@@ -159,65 +180,75 @@ class Ladder(Background):
         return False
 
 
-def next_pair(standings: Standings | None, players: list[str]) -> tuple[str, str] | None:
+def next_pair(standings: C.Snapshot | None, players: list[str]) -> tuple[str, str] | None:
     """The pair of ``players`` whose next games sharpen the standings most: the fewest games
     between them first, then the closest ratings, then the widest intervals."""
     if len(players) < 2:
         return None
-    rows = {} if standings is None else {r.bot: r for r in standings.standings}
+    rows = {} if standings is None else {str(r["bot"]): r for r in standings.standings}
     pairs = {} if standings is None else standings.pairs
 
     def need(a: str, b: str) -> tuple[int, float, float]:
-        games = pairs.get(a, {}).get(b)
-        ra, rb = rows.get(a), rows.get(b)
-        played = games.games if games else 0
-        if ra is None or rb is None or ra.elo is None or rb.elo is None:
+        played = int(pairs.get(a, {}).get(b, {}).get("games", 0))
+        ra, rb = rows.get(a, {}), rows.get(b, {})
+        if ra.get("elo") is None or rb.get("elo") is None:
             return (played, 0.0, 0.0)
         width = sum(
-            hi - lo
-            for lo, hi in ((ra.elo_lo, ra.elo_hi), (rb.elo_lo, rb.elo_hi))
-            if lo is not None and hi is not None
+            r["elo_hi"] - r["elo_lo"]
+            for r in (ra, rb)
+            if r.get("elo_lo") is not None and r.get("elo_hi") is not None
         )
-        return (played, abs(ra.elo - rb.elo), -width)
+        return (played, abs(ra["elo"] - rb["elo"]), -width)
 
     candidates = [(a, b) for i, a in enumerate(players) for b in players[i + 1 :]]
     return min(candidates, key=lambda p: need(*p))
 
 
-def ladder_games(store: Store, settings: LadderSettings) -> list[StoredGame]:
-    """Every placement game of the ladder, each submitted bot's seat named ``NAME@VERSION``,
-    keys and deck positions made distinct across placements (game ids are global already)."""
-    versions = {r.content: r.version for r in submissions.Store().records()}
-    games: list[StoredGame] = []
-    for info in store.tournaments():
-        if not settings.is_ladder(info.name):
+def ladder_tournaments(store: Store, settings: LadderSettings) -> list[tuple[int, str, str]]:
+    """``(id, name, stored status)`` of every tournament of the ladder, oldest first."""
+    return [t for t in store.tournament_names(f"{settings.name}: ") if settings.is_ladder(t[1])]
+
+
+def ladder_seats(store: Store, settings: LadderSettings) -> dict[int, dict[str, str]]:
+    """Per ladder tournament, its entrants' ladder players: a submitted bot's seat is
+    ``NAME@VERSION``, a reference bot's its name. Tournaments seen for the first time are
+    looked up and recorded (:func:`leaderboard.competition.record_seats`)."""
+    known = C.seats(store)
+    versions: dict[str, int] | None = None
+    for tid, _, _ in ladder_tournaments(store, settings):
+        if tid in known:
             continue
+        if versions is None:
+            versions = {r.content: r.version for r in submissions.Store().records()}
         shown = {}
-        for e in store.tournament(info.id).entrants:
+        for e in store.tournament(tid).entrants:
             content = e.plugin[1:].partition(":")[0] if e.plugin.startswith("@") else None
             shown[e.name] = f"{e.name}@{versions[content]}" if content in versions else e.name
-        for game in store.stored_games(info.id):
-            record = dataclasses.replace(
-                game.record, seats=[shown.get(s, s) for s in game.record.seats]
-            )
-            deck = None if game.deck is None else info.id * DECK_SPAN + game.deck
-            games.append(
-                dataclasses.replace(game, key=f"{info.id}/{game.key}", deck=deck, record=record)
-            )
+        C.record_seats(store, tid, shown)
+        known[tid] = shown
+    return known
+
+
+def ladder_games(store: Store, settings: LadderSettings) -> list[StoredGame]:
+    """Every game of the ladder, each seat named as its ladder player (:func:`ladder_seats`),
+    keys and deck positions made distinct across tournaments (game ids are global already)."""
+    players = ladder_seats(store, settings)
+    games: list[StoredGame] = []
+    for tid, game in store.games_of(players):
+        shown = players[tid]
+        record = dataclasses.replace(
+            game.record, seats=[shown.get(s, s) for s in game.record.seats]
+        )
+        deck = None if game.deck is None else tid * DECK_SPAN + game.deck
+        games.append(dataclasses.replace(game, key=f"{tid}/{game.key}", deck=deck, record=record))
     return games
 
 
-def ladder_standings(
-    store: Store, settings: LadderSettings, games: list[StoredGame] | None = None
-) -> tuple[Standings | None, int]:
-    """One rating fit over every placement game of the ladder (``None`` before any), and how
-    many games it holds; ``games`` if :func:`ladder_games` was read already."""
-    games = ladder_games(store, settings) if games is None else games
-    if not games:
-        return None, 0
-    return compute_standings(games), len(games)
-
-
 def is_ladder_game(store: Store, settings: LadderSettings, tournament_id: int) -> bool:
-    """Whether tournament ``tournament_id`` is one of the ladder's placements."""
-    return any(t.id == tournament_id and settings.is_ladder(t.name) for t in store.tournaments())
+    """Whether tournament ``tournament_id`` is one of the competition's (its ladder's, or its
+    final round-robin)."""
+    try:
+        name = store.tournament_name(tournament_id)
+        return settings.is_ladder(name) or name == settings.final_name
+    except StoreError:
+        return False

@@ -6,23 +6,52 @@ itself every 30 s.
 
 from __future__ import annotations
 
+import datetime as dt
+import functools
 from typing import Any
 
 from jinja2 import Environment, PackageLoader, select_autoescape
+from markupsafe import Markup
 
-from arena.serve.ladder import LadderSettings, ladder_games, ladder_standings
+from arena.serve.ladder import LadderSettings
+from leaderboard import competition as C
 from leaderboard import participants as P
-from leaderboard.store import Store, StoredGame
+from leaderboard.store import GameQuery, GameRow, Store
 
 #: Games a bot's page lists, newest first.
 RECENT_GAMES = 30
+#: The latest games of a bot are looked for in its latest this many ladder tournaments.
+RECENT_TOURNAMENTS = 200
 
 
+def sparkline(values: list[float], width: int = 120, height: int = 24) -> Markup:
+    """An inline SVG line through ``values`` (oldest first), scaled to fill ``width`` by
+    ``height`` pixels; empty with fewer than two values."""
+    values = [float(v) for v in values]
+    if len(values) < 2:
+        return Markup("")
+    low, high = min(values), max(values)
+    span = (high - low) or 1.0
+    step = (width - 2) / (len(values) - 1)
+    points = " ".join(
+        f"{1 + i * step:.1f},{1 + (height - 2) * (high - v) / span:.1f}"
+        for i, v in enumerate(values)
+    )
+    label = f"from {values[0]:.0f} to {values[-1]:.0f}"
+    return Markup(
+        f'<svg class="spark" width="{width}" height="{height}" role="img" '
+        f'aria-label="{label}"><polyline points="{points}"/></svg>'
+    )
+
+
+@functools.cache
 def _environment() -> Environment:
-    return Environment(
+    env = Environment(
         loader=PackageLoader("arena.serve", "templates"),
         autoescape=select_autoescape(["html"]),
     )
+    env.filters["sparkline"] = sparkline
+    return env
 
 
 def latest_versions(
@@ -44,54 +73,106 @@ def latest_versions(
     return current, older
 
 
+def _when(moment: dt.datetime | None) -> str | None:
+    return None if moment is None else moment.isoformat(timespec="seconds")
+
+
+def _version(player: str) -> str:
+    """What a leaderboard shows as ``player``'s version: the number of ``NAME@VERSION``, or
+    ``reference`` for a bot of the arena's own."""
+    name, _, version = player.rpartition("@")
+    return version if name and version.isdigit() else "reference"
+
+
 def leaderboard_json(store: Store, settings: LadderSettings) -> dict[str, Any]:
-    """``GET /api/leaderboard``: the ladder's standings, older versions apart."""
-    standings, games = ladder_standings(store, settings)
-    rows = [] if standings is None else [r.to_dict() for r in standings.standings]
+    """``GET /api/leaderboard``: the latest standings (ranked players, then older versions),
+    each row with its version, the rating's last change and a sparkline of its history; read
+    from the stored snapshots (:mod:`leaderboard.competition`), never refit here."""
+    state = C.competition(store, settings.name)
+    latest = C.latest_snapshot(store, settings.name)
+    base: dict[str, Any] = {
+        "name": settings.name,
+        "frozen": state.frozen,
+        "final_tournament": state.final_tournament_id,
+    }
+    if latest is None:
+        return {**base, "games": 0, "updated": None, "standings": [], "older_versions": []}
+    points = C.history(store, settings.name)
+    players = [str(r["bot"]) for r in latest.standings]
+    changes = C.last_changes(store, settings.name, players)
+    rows = []
+    for row in latest.standings:
+        bot = str(row["bot"])
+        moved, when = changes.get(bot, (None, None))
+        trail = [p.ratings[bot][0] for p in points if bot in p.ratings]
+        rows.append(
+            {
+                **row,
+                "version": _version(bot),
+                "last_change": {"elo": moved, "when": _when(when)},
+                "sparkline": [round(e, 1) for e in trail if e is not None],
+            }
+        )
     current, older = latest_versions(rows)
-    return {"name": settings.name, "games": games, "standings": current, "older_versions": older}
+    return {
+        **base,
+        "games": latest.games,
+        "updated": _when(latest.created),
+        "standings": current,
+        "older_versions": older,
+    }
 
 
 def bot_json(store: Store, settings: LadderSettings, bot: str) -> dict[str, Any] | None:
     """``GET /api/bots/NAME``: one ladder player (``NAME@VERSION`` or a reference bot): its
-    standing, head to head against every other, its latest games and, for a submitted bot, its
-    uploads; ``None`` if it never played in the ladder."""
-    games = ladder_games(store, settings)
-    mine = [g for g in games if bot in g.record.seats]
-    if not mine:
+    standing, rating history, head to head against every other, faults, its latest games and,
+    for a submitted bot, its uploads; ``None`` if it never played in the ladder."""
+    entered = C.player_tournaments(store, bot, RECENT_TOURNAMENTS)
+    if not entered:
         return None
-    standings, _ = ladder_standings(store, settings, games)
-    assert standings is not None
-    row = next((r.to_dict() for r in standings.standings if r.bot == bot), None)
-    pairs = standings.pairs.get(bot, {})
+    latest = C.latest_snapshot(store, settings.name)
+    row = None if latest is None else latest.row(bot)
+    history = [
+        {"created": _when(p.created), "elo": r[0], "lo": r[1], "hi": r[2], "games": r[3]}
+        for p in C.history(store, settings.name)
+        if (r := p.ratings.get(bot)) is not None
+    ]
+    query = GameQuery(
+        seated=frozenset(entrant for _, entrant in entered),
+        tournaments=frozenset(tid for tid, _ in entered),
+    )
+    found = sorted(store.find_games(query, limit=RECENT_GAMES), key=lambda g: -g.id)
     name, _, _ = bot.rpartition("@")
     versions = [
         u.to_json(with_log=False)
         for u in P.uploads(store)
         if name and name in u.bots and u.status != "failed"
     ]
+    pairs = {} if latest is None else latest.pairs.get(bot, {})
     return {
         "bot": bot,
         "standing": row,
-        "head_to_head": {other: pair.to_dict() for other, pair in sorted(pairs.items())},
-        "recent_games": [_game_line(g, bot) for g in sorted(mine, key=lambda g: -g.id)][
-            :RECENT_GAMES
-        ],
+        "rating_history": history,
+        "head_to_head": dict(sorted(pairs.items())),
+        "faults": None if latest is None else latest.faults.get(bot),
+        "recent_games": [_game_line(g, bot, dict(entered)) for g in found],
         "versions": versions,
     }
 
 
-def _game_line(game: StoredGame, bot: str) -> dict[str, Any]:
-    record = game.record
-    seats = list(record.seats)
-    won = [seats[w] for w in record.winners]
+def _game_line(game: GameRow, bot: str, entrants: dict[int, str]) -> dict[str, Any]:
+    """A line of a bot's latest games: its seats (``bot`` under its ladder name), winners and
+    ``bot``'s result."""
+    mine = entrants.get(game.tournament)
+    seats = [bot if seat == mine else seat for seat in game.seats]
+    won = [seats[w] for w in game.winners if 0 <= w < len(seats)]
     return {
         "id": game.id,
         "seats": seats,
         "winners": won,
         "result": "win" if won == [bot] else ("shared" if bot in won else "loss"),
-        "end_reason": record.end_reason,
-        "created": game.created.isoformat(timespec="seconds"),
+        "end_reason": game.end_reason,
+        "created": _when(game.created),
     }
 
 

@@ -1,0 +1,83 @@
+"""The end of a competition (``arena serve finish``): frozen, its ladder stopped, a final
+round-robin of every ranked player on fresh secret decks, and that tournament's report written
+where the server shows it (``/final``): the published result."""
+
+from __future__ import annotations
+
+import hashlib
+import re
+import subprocess
+from dataclasses import replace
+from pathlib import Path
+
+from arena.errors import ArenaError
+from arena.hosting import submissions
+from arena.serve.background import ARENA
+from arena.serve.ladder import LadderSettings, ladder_tournaments
+from arena.serve.pages import latest_versions
+from arena.serve.standings import refresh_standings
+from leaderboard import competition as C
+from leaderboard.store import Store
+
+
+def report_path(name: str) -> Path:
+    """Where the final report of competition ``name`` is kept for the server to show."""
+    slug = re.sub(r"[^A-Za-z0-9_-]+", "-", name).strip("-")[:60] or "competition"
+    digest = hashlib.sha256(name.encode()).hexdigest()[:8]
+    return submissions.root() / "reports" / f"{slug}-{digest}.html"
+
+
+def finalists(store: Store, settings: LadderSettings) -> list[str]:
+    """Who plays the final round-robin: every ranked player of the latest standings (the latest
+    version of each submitted bot, ``NAME@VERSION``, and the reference bots), best first."""
+    latest = refresh_standings(store, settings)
+    rows = [] if latest is None else [r for r in latest.standings if r.get("games")]
+    current, _ = latest_versions(rows)
+    return [str(r["bot"]) for r in current]
+
+
+def finish_competition(
+    store: Store, name: str, decks: int, play: list[str], report: Path | None = None
+) -> Path:
+    """Freeze competition ``name``, stop its ladder, play (or resume) its final round-robin on
+    ``decks`` fresh secret decks with the ``arena tournament`` options ``play``, record it, and
+    write its report to ``report`` (default :func:`report_path`); the report's path."""
+    settings = LadderSettings(name)
+    state = C.competition(store, name)
+    C.set_competition(store, replace(state, frozen=True, final=True))
+    stored = [t for t in store.tournament_names(settings.final_name) if t[1] == settings.final_name]
+    if stored:
+        command = ["--resume", str(stored[0][0])]
+    else:
+        players = finalists(store, settings)
+        if len(players) < 2:
+            raise ArenaError(
+                f"competition {name!r} has {len(players)} ranked player(s): a final round-robin "
+                "needs two"
+            )
+        ladder = ladder_tournaments(store, settings)
+        variant = store.tournament(ladder[-1][0]).variant if ladder else "classic"
+        command = [
+            *("--name", settings.final_name, "--decks", f"balanced:{decks}"),
+            *("--variant", variant, "--bots", ",".join(players)),
+        ]
+    code = subprocess.run([*ARENA, "tournament", *command, *play, "--db", store.url]).returncode
+    found = [t for t in store.tournament_names(settings.final_name) if t[1] == settings.final_name]
+    if found:
+        C.set_competition(
+            store, replace(C.competition(store, name), final_tournament_id=found[0][0])
+        )
+    if code != 0 or not found or found[0][2] != "finished":
+        raise ArenaError(
+            f"the final round-robin of {name!r} did not finish (arena tournament exited {code}): "
+            "run arena serve finish again to resume it"
+        )
+    where = report or report_path(name)
+    where.parent.mkdir(parents=True, exist_ok=True)
+    tournament = str(found[0][0])
+    command = ["report", "--tournament", tournament, "--html", str(where), "--pages", "none"]
+    command += ["--db", store.url]
+    code = subprocess.run([*ARENA, *command], stdout=subprocess.DEVNULL).returncode
+    if code != 0:
+        raise ArenaError(f"arena report exited {code}: the final report was not written")
+    return where
