@@ -185,6 +185,21 @@ class RunSandbox(Base):
     sandbox: Mapped[dict[str, Any]] = mapped_column(JSON)
 
 
+class BotOutput(Base):
+    """What an entrant's bot wrote to stdout or stderr during one block of a tournament's games
+    (the latest bytes of it; control characters shown as escapes)."""
+
+    __tablename__ = "bot_output"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    tournament_id: Mapped[int] = mapped_column(
+        ForeignKey("tournaments.id", ondelete="CASCADE"), index=True
+    )
+    entrant: Mapped[str] = mapped_column(String(400))
+    created: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+    text: Mapped[str] = mapped_column(Text)
+
+
 class RatingSnapshot(Base):
     """Ratings of a tournament's entrants as computed from ``games`` games."""
 

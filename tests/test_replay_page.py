@@ -8,17 +8,15 @@ Where either is missing they are skipped with the reason, unless ``ARENA_REQUIRE
 
 from __future__ import annotations
 
-import io
 import json
-import os
 import re
-import shutil
 from collections.abc import Iterator
 from itertools import pairwise
 from pathlib import Path
 from typing import Any
 
 import pytest
+from browsers import headless_chromium, save_docs_image
 from click.testing import CliRunner
 
 from arena.cli.main import cli
@@ -40,7 +38,6 @@ G, PRIEST, BARON, MAID, PRINCE, KING, COUNTESS, PRINCESS = (Card(v) for v in ran
 #: is dealt a Baron and draws the King; then seat 0 draws a Handmaid.
 DECK = [8, 1, 1, 1, 2, 3, 1, 6, 4, 5, 2, 3, 4, 5, 7, 1]
 NAMES = ("uniform", "uniform:seed=1")
-DOCS_IMAGE = Path(__file__).resolve().parent.parent / "docs" / "images" / "replay.png"
 
 
 def play(opening: tuple[str, ...] = (), seed: int = 1, bots: tuple[Any, ...] = ()) -> GameRecord:
@@ -270,34 +267,11 @@ def test_replay_html_refuses_a_record_that_does_not_play_again(tmp_path: Path) -
 # --- in a real browser -------------------------------------------------------------------------
 
 
-def _browser_missing() -> str | None:
-    """Why no browser can run here, or None."""
-    if shutil.which("chromedriver") is None:
-        return "no chromedriver on PATH (Debian: apt install chromium-driver)"
-    if not any(shutil.which(b) for b in ("chromium", "chromium-browser", "google-chrome")):
-        return "no chromium on PATH (Debian: apt install chromium)"
-    return None
-
-
 @pytest.fixture(scope="module")
 def browser() -> Iterator[Any]:
-    """One headless chromium for the module, driven through the installed chromedriver."""
-    missing = _browser_missing()
-    if missing is not None:
-        if os.environ.get("ARENA_REQUIRE_BROWSER") == "1":
-            pytest.fail(f"ARENA_REQUIRE_BROWSER=1 but {missing}", pytrace=False)
-        pytest.skip(missing)
-    from selenium import webdriver
-
-    options = webdriver.ChromeOptions()
-    for argument in ("--headless=new", "--no-sandbox", "--disable-gpu", "--window-size=1280,900"):
-        options.add_argument(argument)
-    service = webdriver.ChromeService(executable_path=shutil.which("chromedriver"))
-    driver = webdriver.Chrome(service=service, options=options)
-    try:
+    """One headless chromium for the module (:mod:`browsers`)."""
+    with headless_chromium() as driver:
         yield driver
-    finally:
-        driver.quit()
 
 
 @pytest.fixture(scope="module")
@@ -358,23 +332,6 @@ def shown(driver: Any) -> dict[str, Any]:
     return found
 
 
-def save_docs_image(png: bytes) -> None:
-    """Save the screenshot as :data:`DOCS_IMAGE`, unless the one there shows the same page
-    (a few pixels of anti-aliasing differ from run to run: the checkout stays clean)."""
-    from PIL import Image, ImageChops
-
-    shot = Image.open(io.BytesIO(png)).convert("RGB")
-    assert shot.size[0] >= 1000 and shot.size[1] >= 600
-    if DOCS_IMAGE.exists():
-        stored = Image.open(DOCS_IMAGE).convert("RGB")
-        if stored.size == shot.size:
-            changed = ImageChops.difference(stored, shot).convert("L").point(lambda v: v > 32)
-            if sum(changed.histogram()[1:]) < 0.001 * shot.size[0] * shot.size[1]:
-                return
-    DOCS_IMAGE.parent.mkdir(exist_ok=True)
-    DOCS_IMAGE.write_bytes(png)
-
-
 def test_the_page_steps_through_a_stored_game_in_a_browser(
     browser: Any, stored_page: tuple[Path, GameRecord]
 ) -> None:
@@ -433,7 +390,7 @@ def test_the_page_steps_through_a_stored_game_in_a_browser(
     browser.find_element(By.ID, "next").click()
     known = tables[1][0].observation(0).known[1]
     assert known is not None and shown(browser)["hands"][1][0] == str(int(known))
-    save_docs_image(browser.get_screenshot_as_png())
+    save_docs_image(browser.get_screenshot_as_png(), "replay.png")
 
     # End and Home keys, and the slider
     body.send_keys(Keys.END)

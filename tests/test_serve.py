@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from browsers import headless_chromium, save_docs_image
 from wheels import bot_wheel
 
 from arena.serve.background import ARENA
@@ -150,7 +151,6 @@ class Server:
             time.sleep(0.3)
         raise AssertionError(f"upload {upload_id} still {state['status']} after 180 s")
 
-
     def board(self, games: int) -> dict[str, Any]:
         """The leaderboard once its standings hold at least ``games`` games (they are refit in
         the background as games arrive)."""
@@ -260,44 +260,28 @@ def test_uploads_are_built_checked_owned_and_limited(server: Server, tmp_path: P
     log = (server.where / "server.log").read_text()
     assert alice not in log and bob not in log
 
-    # a second participant's own bot, through the upload form (the token typed in, a CSRF token
-    # in a cookie and in the form), is placed against the field and alice's bot: 6 games each
-    (tmp_path / "c").mkdir()
-    own = bot_wheel(tmp_path / "c", "carol-bot", "carolbot")
-    carol = _token(server, "carol <i>c</i>")  # shown on pages: escaped
+    # the upload form checks its CSRF token (a cookie and a hidden field) and the token typed in
+    # (a real upload through the form, in a browser: test_a_participant_uses_the_pages_...)
     cookie, csrf = server.form("/submit")
-    fields = {"csrf": csrf, "token": carol}
-    code, page = server.post_form("/submit", fields, own, "arena_csrf=forged")
+    fields = {"csrf": csrf, "token": bob}
+    code, page = server.post_form("/submit", fields, theirs, "arena_csrf=forged")
     assert code == 403 and "the form is stale or was not sent from this site" in page
-    code, page = server.post_form("/submit", {**fields, "token": "wrong"}, own, cookie)
+    code, page = server.post_form("/submit", {**fields, "token": "wrong"}, theirs, cookie)
     assert code == 401 and "unknown token" in page
-    code, page = server.post_form("/submit", fields, own, cookie)
-    assert code == 200 and 'id="queued">Upload 6 is queued' in page, page
-    assert server.wait_final(carol, 6)["status"] == "ranked"
-    board = server.board(18)
-    assert board["games"] == 18
-    assert sorted((r["bot"], r["games"]) for r in board["standings"]) == [
-        ("alicebot@1", 12),
-        ("carolbot@1", 12),
-        ("random", 12),
-    ]
-    assert board["older_versions"] == []
     cookie, csrf = server.form("/me")
-    code, page = server.post_form("/me", {"csrf": csrf, "token": carol}, None, cookie)
-    assert code == 200 and "carol &lt;i&gt;c&lt;/i&gt;: your uploads" in page
-    assert "carolbot@1" in page and "--- arena check ---" in page
+    code, page = server.post_form("/me", {"csrf": csrf, "token": alice}, None, cookie)
+    assert code == 200 and "alice: your uploads" in page
+    assert "alicebot" in page and "--- arena check ---" in page and "bobbot" not in page
 
     # the pages and their JSON
     page = server.page("/")
-    assert '<meta http-equiv="refresh" content="30">' in page and "carolbot@1" in page
+    assert '<meta http-equiv="refresh" content="30">' in page and "alicebot@1" in page
     code, alice_bot = server.get("/api/bots/alicebot@1", None)
-    assert code == 200 and alice_bot["standing"]["games"] == 12
-    assert sorted(alice_bot["head_to_head"]) == ["carolbot@1", "random"]
+    assert code == 200 and alice_bot["standing"]["games"] == 6
+    assert sorted(alice_bot["head_to_head"]) == ["random"]
     assert [v["id"] for v in alice_bot["versions"]] == [1]
-    assert len(alice_bot["recent_games"]) == 12
-    carol_page = server.page("/bots/carolbot%401")
-    assert "Head to head" in carol_page and "carol &lt;i&gt;c&lt;/i&gt;" in carol_page
-    assert "<i>c</i>" not in carol_page
+    assert len(alice_bot["recent_games"]) == 6 and alice_bot["rating_history"]
+    assert "Head to head" in server.page("/bots/alicebot%401")
     game_id = alice_bot["recent_games"][0]["id"]
     code, game = server.get(f"/api/games/{game_id}", None)
     assert code == 200 and "alicebot@1" not in game["seats"] and "alicebot" in game["seats"]
@@ -311,13 +295,107 @@ def test_uploads_are_built_checked_owned_and_limited(server: Server, tmp_path: P
     server.start()
     code, state = server.get("/api/submissions/1", alice)
     assert code == 200 and state["status"] == "ranked" and state["bots"] == ["alicebot"]
-    # and now the ladder keeps playing: rounds of 4 rated games, the least played pair first
-    server.board(18 + 4)
+    # and now the ladder keeps playing: rounds of 4 rated games between its two players
+    board = server.board(6 + 4)
     store = Store(server.env["ARENA_DB"])
     rated = [t for t in store.tournaments() if t.name.startswith("ladder: rated games ")]
-    assert rated and all(len(t.entrants) == 2 for t in rated)
-    assert server.get("/api/leaderboard", None)[1]["games"] >= 18 + 4
+    assert rated and all(sorted(t.entrants) == ["alicebot", "random"] for t in rated)
+    (mine,) = [r for r in board["standings"] if r["bot"] == "alicebot@1"]
+    assert mine["version"] == "1" and mine["last_change"]["when"] and len(mine["sparkline"]) >= 2
     assert not any((server.where / "submissions" / "uploads").iterdir())  # files go once decided
+
+    # frozen: no new uploads; finished: a final round-robin on fresh secret decks, its report
+    frozen = server.arena("serve", "freeze")
+    assert frozen.returncode == 0 and frozen.stdout.strip() == "competition 'ladder' is frozen"
+    assert server.post_file(bob, theirs.name, theirs.read_bytes()) == (
+        403,
+        {"error": "the competition 'ladder' is frozen: no new uploads"},
+    )
+    assert server.get("/api/leaderboard", None)[1]["frozen"] is True
+    assert server.get("/final", None)[0] == 404
+    finished = server.arena("serve", "finish", "--decks", "1")
+    assert finished.returncode == 0, finished.stderr
+    final = Store(server.env["ARENA_DB"]).tournament_names("ladder: final round-robin")
+    assert [(name, status) for _, name, status in final] == [
+        ("ladder: final round-robin", "finished")
+    ]
+    (entered,) = [t for t in Store(server.env["ARENA_DB"]).tournaments() if t.id == final[0][0]]
+    assert sorted(entered.entrants) == ["alicebot", "random"] and entered.games == 2
+    assert "<html" in server.page("/final").lower()
+    assert server.get("/api/leaderboard", None)[1]["final_tournament"] == final[0][0]
+
+
+#: A bot that says something on stderr once per process (markup and an escape sequence in it).
+CHATTY = """
+import sys
+
+
+class Chatty(FirstLegal):
+    said = False
+
+    def act(self, observation):
+        if not Chatty.said:
+            Chatty.said = True
+            print("carolbot thinks <b>hard</b>\\x1b[2J", file=sys.stderr, flush=True)
+        return super().act(observation)
+"""
+
+
+def test_a_participant_uses_the_pages_in_a_browser(tmp_path: Path) -> None:
+    """The upload form, the leaderboard, a bot's page and the participant's own page, in
+    chromium; the screenshots in docs/serve.md are taken here."""
+    from selenium.webdriver.common.by import By
+
+    server = Server(
+        tmp_path,
+        *("--check-rounds", "2", "--field", "random,knowledge"),
+        *("--ladder-decks", "3", "--rated-decks", "2"),
+    )
+    with headless_chromium(1280, 800) as browser:
+        try:
+            carol = _token(server, "carol <i>c</i>")  # shown on pages: escaped
+            server.start()
+            own = bot_wheel(tmp_path, "carol-bot", "carolbot", extra=CHATTY, factory="Chatty")
+            browser.get(f"{server.url}/submit")
+            browser.find_element(By.NAME, "token").send_keys(carol)
+            browser.find_element(By.NAME, "file").send_keys(str(own))
+            browser.find_element(By.CSS_SELECTOR, "form button").click()
+            assert browser.find_element(By.ID, "queued").text.startswith("Upload 1 is queued")
+            assert server.wait_final(carol, 1)["status"] == "ranked"
+            server.board(12 + 2 * 4)  # placed against the field, then two rounds of rated games
+
+            browser.get(f"{server.url}/")
+            rows = browser.find_elements(By.CSS_SELECTOR, "tbody tr")
+            assert sorted(r.find_elements(By.TAG_NAME, "td")[1].text for r in rows) == [
+                "carolbot@1",
+                "knowledge",
+                "random",
+            ]
+            assert browser.find_elements(By.CSS_SELECTOR, "svg.spark polyline")
+            save_docs_image(browser.get_screenshot_as_png(), "serve-leaderboard.png")
+
+            browser.find_element(By.LINK_TEXT, "carolbot@1").click()
+            assert browser.find_element(By.TAG_NAME, "h1").text == "carolbot@1"
+            assert "carol <i>c</i>" in browser.find_element(By.TAG_NAME, "body").text
+            assert not browser.find_elements(By.CSS_SELECTOR, "td i")  # escaped, not markup
+            save_docs_image(browser.get_screenshot_as_png(), "serve-bot.png")
+            browser.find_elements(By.CSS_SELECTOR, "a[href^='/games/']")[0].click()
+            assert "carolbot" in browser.page_source
+
+            browser.get(f"{server.url}/me")
+            browser.find_element(By.NAME, "token").send_keys(carol)
+            browser.find_element(By.CSS_SELECTOR, "form button").click()
+            heading = browser.find_element(By.TAG_NAME, "h1").text
+            assert heading == "carol <i>c</i>: your uploads"
+            assert "Upload 1: ranked" in browser.find_element(By.TAG_NAME, "body").text
+            # what carol's bot wrote in its games, hers only, escaped and shown
+            browser.find_element(By.CSS_SELECTOR, "details.output summary").click()
+            shown = browser.find_element(By.CSS_SELECTOR, "details.output").text
+            assert "carolbot thinks <b>hard</b>\\x1b[2J" in shown
+            code, mine = server.get("/api/submissions/1", carol)
+            assert code == 200 and mine["output"]["carolbot@1"]
+        finally:
+            server.kill()
 
 
 def test_a_server_stopped_mid_build_queues_the_upload_again(tmp_path: Path) -> None:

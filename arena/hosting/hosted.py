@@ -82,6 +82,8 @@ class BotLog:
         self._chunks: deque[bytes] = deque()
         self._size = 0
         self.dropped = 0
+        #: Every byte ever written, kept or not (a mark for :meth:`since`).
+        self.written = 0
         self._lock = threading.Lock()
 
     def write(self, data: bytes) -> None:
@@ -89,6 +91,7 @@ class BotLog:
         with self._lock:
             self._chunks.append(data)
             self._size += len(data)
+            self.written += len(data)
             while self._size > self.limit and self._chunks:
                 excess = self._size - self.limit
                 head = self._chunks[0]
@@ -109,6 +112,18 @@ class BotLog:
         """The kept output as text (with a note when older output was dropped)."""
         body = self._body()
         return (f"[{self.dropped} earlier bytes dropped]\n" if self.dropped else "") + body
+
+    def since(self, mark: int, limit: int) -> tuple[str, int]:
+        """What was written after ``mark`` (a former :attr:`written`), at most its last
+        ``limit`` bytes (with a note of how many more there were), and the new mark."""
+        with self._lock:
+            written = self.written
+            body = b"".join(self._chunks)
+        fresh = min(written - mark, len(body))
+        kept = body[len(body) - fresh :][-limit:] if fresh > 0 else b""
+        lost = written - mark - len(kept)
+        note = f"[{lost} earlier bytes dropped]\n" if lost > 0 and kept else ""
+        return note + kept.decode("utf-8", "replace"), written
 
     def tail(self, lines: int = 5) -> str:
         """The last few lines, on one line, for a fault message."""

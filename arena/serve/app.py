@@ -172,7 +172,7 @@ def create_app(
             who = checked_form(request, await read_form(request, upload=False))
         except ApiError as exc:
             return form_page("me.html", exc.status, error=str(exc))
-        uploads = [u.to_json(with_log=True) for u in P.uploads(store, who.id)]
+        uploads = [pages.upload_json(store, u) for u in P.uploads(store, who.id)]
         return form_page("me.html", who=who.name, uploads=uploads)
 
     def own_uploads(request: Request) -> JSONResponse:
@@ -190,7 +190,7 @@ def create_app(
             raise ApiError(404, f"no upload {upload_id}")
         if found.participant_id != who.id:
             raise ApiError(403, f"upload {upload_id} is another participant's")
-        return JSONResponse(found.to_json(with_log=True))
+        return JSONResponse(pages.upload_json(store, found))
 
     def health(request: Request) -> JSONResponse:
         body = {

@@ -22,6 +22,8 @@ from leaderboard.store import GameQuery, GameRow, Store
 RECENT_GAMES = 30
 #: The latest games of a bot are looked for in its latest this many ladder tournaments.
 RECENT_TOURNAMENTS = 200
+#: Blocks of games whose output a participant's page shows per bot, the latest.
+OUTPUT_BLOCKS = 10
 
 
 def sparkline(values: list[float], width: int = 120, height: int = 24) -> Markup:
@@ -31,12 +33,12 @@ def sparkline(values: list[float], width: int = 120, height: int = 24) -> Markup
     if len(values) < 2:
         return Markup("")
     low, high = min(values), max(values)
-    span = (high - low) or 1.0
     step = (width - 2) / (len(values) - 1)
-    points = " ".join(
-        f"{1 + i * step:.1f},{1 + (height - 2) * (high - v) / span:.1f}"
-        for i, v in enumerate(values)
-    )
+
+    def y(v: float) -> float:
+        return height / 2 if high == low else 1 + (height - 2) * (high - v) / (high - low)
+
+    points = " ".join(f"{1 + i * step:.1f},{y(v):.1f}" for i, v in enumerate(values))
     label = f"from {values[0]:.0f} to {values[-1]:.0f}"
     return Markup(
         f'<svg class="spark" width="{width}" height="{height}" role="img" '
@@ -158,6 +160,24 @@ def bot_json(store: Store, settings: LadderSettings, bot: str) -> dict[str, Any]
         "recent_games": [_game_line(g, bot, dict(entered)) for g in found],
         "versions": versions,
     }
+
+
+def upload_json(store: Store, upload: P.UploadInfo) -> dict[str, Any]:
+    """An upload as its own participant sees it: with its build and check log and, per bot, what
+    the bot wrote to stdout and stderr in its latest ladder games (``output``: the latest
+    blocks first, each ``tournament``, ``when``, ``text``)."""
+    out = upload.to_json(with_log=True)
+    output: dict[str, list[dict[str, Any]]] = {}
+    if upload.version is not None:
+        for bot in upload.bots:
+            player = f"{bot}@{upload.version}"
+            seats = C.player_tournaments(store, player, RECENT_TOURNAMENTS)
+            output[player] = [
+                {"tournament": tid, "when": _when(when), "text": text}
+                for tid, _, when, text in store.bot_output(seats, OUTPUT_BLOCKS)
+            ]
+    out["output"] = output
+    return out
 
 
 def _game_line(game: GameRow, bot: str, entrants: dict[int, str]) -> dict[str, Any]:

@@ -721,6 +721,7 @@ def _settle(
                 if outcome.record is not None:
                     entries.append((game.key, game.deck, game.rotation, outcome.record))
             store.record_block(tid, entries, lease)
+            store.record_output(tid, result.output)
             for game, (_, faults) in zip(games, played, strict=True):
                 ledger.resolve(game.index, faults)
                 summary.faults += len(faults)

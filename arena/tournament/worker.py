@@ -37,6 +37,8 @@ from arena.tournament.start_budget import RESTART_TIME, BudgetedHost
 MAX_HOSTS = 40
 #: How many of a block's next games a worker looks at for one whose hosts are ready.
 LOOKAHEAD = 8
+#: The most of a bot's output (stdout and stderr) a block reports, the latest bytes.
+OUTPUT_BYTES = 8 * 1024
 #: Seconds between looks when every one of them waits for a host to start.
 WAIT_STEP = 0.02
 #: Memory the host processes of one worker may hold together (MiB), by default: 40% of the
@@ -115,11 +117,14 @@ class GameOutcome:
 
 @dataclass(frozen=True)
 class BlockResult:
-    """The outcomes of a block's games, in order, and the seconds the block took."""
+    """The outcomes of a block's games, in order, the seconds the block took, and what each
+    entrant's bot wrote to stdout or stderr meanwhile (at most :data:`OUTPUT_BYTES` each, the
+    latest; entrants that wrote nothing left out)."""
 
     block: int
     outcomes: tuple[GameOutcome, ...]
     seconds: float
+    output: dict[str, str] = field(default_factory=dict)
 
 
 def faulted(record: GameRecord | None) -> list[str]:
@@ -146,6 +151,8 @@ class BlockPlayer:
             self.sandbox.check(name, distribution if colon else "")
         self.referee = Referee(setup.variant, setup.move_time, setup.max_faults)
         self._hosts: OrderedDict[str, BudgetedHost] = OrderedDict()
+        self._marks: dict[str, int] = {}  # per entrant, how much of its host's log was taken
+        self._output: dict[str, str] = {}  # what hosts closed during this block wrote
         hierarchy = self.sandbox.hierarchy if self.sandbox.isolated else None
         if hierarchy is not None and setup.host_memory_mb:
             # without it the hosts' scores still make the kernel kill them first
@@ -185,7 +192,7 @@ class BlockPlayer:
                 break
             if name in seats or name in kept:
                 continue
-            self._hosts.pop(name).close()
+            self._close(name)
             used.pop(name)
         return handles
 
@@ -246,7 +253,30 @@ class BlockPlayer:
                 for name in ahead.pop(min(ahead)):
                     before[name] = before.get(name, 0) + 1
         ordered = tuple(outcomes[game.index] for game in task.games)
-        return BlockResult(task.block, ordered, time.perf_counter() - begun)
+        for name in self._hosts:
+            self._take_output(name)
+        output, self._output = self._output, {}
+        return BlockResult(task.block, ordered, time.perf_counter() - begun, output)
+
+    def _take_output(self, name: str) -> None:
+        """Add what ``name``'s host wrote since last taken to the block's output."""
+        handle = self._hosts.get(name)
+        if handle is None:
+            return
+        log = handle.host.log
+        text, self._marks[name] = log.since(self._marks.get(name, 0), OUTPUT_BYTES)
+        if text:
+            both = self._output.get(name, "") + text
+            self._output[name] = both[-OUTPUT_BYTES:]
+
+    def _close(self, name: str) -> None:
+        """Close ``name``'s host, keeping what it wrote; the next game starts a fresh one."""
+        self._take_output(name)
+        self._marks.pop(name, None)
+        handle = self._hosts.pop(name, None)
+        if handle is not None:
+            with contextlib.suppress(Exception):
+                handle.close()
 
     def _next(
         self, before: dict[str, int], ahead: dict[int, list[str]], left: list[ScheduledGame]
@@ -363,10 +393,7 @@ class BlockPlayer:
     def _drop_hosts(self, names: Sequence[str]) -> None:
         """Close the hosts of ``names`` (the next game starts fresh ones)."""
         for name in names:
-            handle = self._hosts.pop(name, None)
-            if handle is not None:
-                with contextlib.suppress(Exception):
-                    handle.close()
+            self._close(name)
 
     def _unplayed(
         self, game: ScheduledGame, out: frozenset[str], message: str, reason: str
