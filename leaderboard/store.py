@@ -40,6 +40,7 @@ from sqlalchemy import (
     Text,
     cast,
     create_engine,
+    delete,
     event,
     exists,
     func,
@@ -55,12 +56,13 @@ from sqlalchemy.orm import Session, sessionmaker
 
 import arena
 from arena.decks.sets import is_secret_spec
-from arena.errors import ArenaError
+from arena.errors import ArenaError, printable
 from arena.referee.records import GameRecord
 from leaderboard import runners
 from leaderboard.models import (
     STATUSES,
     Base,
+    BotOutput,
     Deck,
     Entrant,
     Game,
@@ -246,6 +248,9 @@ class StoredGame:
 
 #: A finished game to record: its schedule key, deck position (or None), seat rotation, record.
 GameEntry = tuple[str, int | None, int, GameRecord]
+
+#: Blocks' worth of a bot's output :meth:`Store.record_output` keeps per tournament entrant.
+OUTPUT_KEPT = 20
 
 #: How many games :meth:`Store.iter_games` and :meth:`Store.iter_game_rows` read at a time.
 BATCH = 500
@@ -1140,6 +1145,47 @@ class Store:
         if query.faulted:
             where.append(_has_elements(dialect, Game.faults))
         return where
+
+    # -- what bots wrote -------------------------------------------------------------------
+
+    def record_output(self, tournament_id: int, output: dict[str, str]) -> None:
+        """Keep what each entrant's bot wrote during a block (entrant name to text), shown as
+        :func:`~arena.errors.printable` (lines and tabs kept), and only the latest
+        :data:`OUTPUT_KEPT` blocks' worth per entrant of the tournament."""
+        if not output:
+            return
+        with self._session() as session:
+            for entrant, text in output.items():
+                shown = printable(text, keep="\n\t")
+                session.add(BotOutput(tournament_id=tournament_id, entrant=entrant, text=shown))
+                stale = session.scalars(
+                    select(BotOutput.id)
+                    .where(BotOutput.tournament_id == tournament_id, BotOutput.entrant == entrant)
+                    .order_by(BotOutput.id.desc())
+                    .offset(OUTPUT_KEPT)
+                ).all()
+                if stale:
+                    session.execute(delete(BotOutput).where(BotOutput.id.in_(stale)))
+
+    def bot_output(
+        self, seats: Collection[tuple[int, str]], limit: int = 20
+    ) -> list[tuple[int, str, datetime, str]]:
+        """What the entrants ``seats`` (``(tournament id, entrant name)``) wrote, the latest
+        ``limit`` blocks' worth, newest first: ``(tournament id, entrant, when, text)``."""
+        if not seats:
+            return []
+        wanted = set(seats)
+        tournaments = sorted({tid for tid, _ in wanted})
+        with self._session() as session:
+            rows = session.execute(
+                select(
+                    BotOutput.tournament_id, BotOutput.entrant, BotOutput.created, BotOutput.text
+                )
+                .where(BotOutput.tournament_id.in_(tournaments))
+                .order_by(BotOutput.id.desc())
+            ).all()
+        found = [(int(t), str(e), c, str(x)) for t, e, c, x in rows if (t, e) in wanted]
+        return found[:limit]
 
     # -- ratings ------------------------------------------------------------------------------
 
