@@ -285,6 +285,7 @@ def test_uploads_are_built_checked_owned_and_limited(server: Server, tmp_path: P
     game_id = alice_bot["recent_games"][0]["id"]
     code, game = server.get(f"/api/games/{game_id}", None)
     assert code == 200 and "alicebot@1" not in game["seats"] and "alicebot" in game["seats"]
+    assert game["hidden"] is True  # its placement is finished, but the competition runs
     assert "<!doctype html>" in server.page(f"/games/{game_id}").lower()
     assert server.get("/api/bots/nobody", None)[0] == 404
     assert server.get("/api/games/999999", None)[0] == 404
@@ -323,6 +324,7 @@ def test_uploads_are_built_checked_owned_and_limited(server: Server, tmp_path: P
     assert sorted(entered.entrants) == ["alicebot", "random"] and entered.games == 2
     assert "<html" in server.page("/final").lower()
     assert server.get("/api/leaderboard", None)[1]["final_tournament"] == final[0][0]
+    assert server.get(f"/api/games/{game_id}", None)[1]["hidden"] is False  # finished: shown
 
 
 #: A bot that says something on stderr once per process (markup and an escape sequence in it).

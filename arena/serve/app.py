@@ -227,7 +227,9 @@ def create_app(
             raise ApiError(404, "no such game") from None
         if not is_ladder_game(store, ladder.settings, tid):
             raise ApiError(404, "no such game")
-        return tid, game, not store.tournament(tid).decks_revealed
+        # while the competition runs, every game's deck stays hidden, its tournament's or not
+        running = C.competition(store, settings.name).final_tournament_id is None
+        return tid, game, running or not store.tournament(tid).decks_revealed
 
     def game(request: Request) -> JSONResponse:
         tid, found, hidden = ladder_game(request)
