@@ -177,7 +177,7 @@ def server(tmp_path: Path) -> Iterator[Server]:
     running = Server(
         tmp_path,
         *("--check-rounds", "2", "--upload-mb", "1", "--per-hour", "4"),
-        *("--field", "random", "--ladder-decks", "3", "--rated-decks", "0"),
+        *("--field", "random", "--ladder-decks", "3", "--rated-decks", "0", "--workers", "1"),
     )
     yield running
     running.kill()

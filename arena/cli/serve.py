@@ -64,7 +64,7 @@ from arena.errors import ArenaError, printable
 )
 @click.option(
     "--rated-decks",
-    default=5,
+    default=20,
     show_default=True,
     type=click.IntRange(0, 10_000),
     help="Between placements, the ladder keeps playing rounds of rated games on this many fresh "

@@ -43,7 +43,7 @@ class LadderSettings:
     field: tuple[str, ...] = ("random", "greedy")
     decks: int = 20
     variant: str = "classic"
-    rated_decks: int = 5
+    rated_decks: int = 20
     play: tuple[str, ...] = ()
 
     def placement(self, upload_id: int, bot: str) -> str:
