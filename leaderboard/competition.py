@@ -24,6 +24,10 @@ from leaderboard.store import Store
 
 #: How many snapshots a rating history is drawn from at most (spread evenly, the latest last).
 HISTORY_POINTS = 40
+#: The latest snapshots are all kept (the last change is looked for among them)...
+RECENT_SNAPSHOTS = 200
+#: ...and the older ones thinned whenever a competition holds this many.
+KEPT_SNAPSHOTS = 1000
 
 
 @dataclass(frozen=True)
@@ -123,9 +127,28 @@ def save_snapshot(
     store: Store, name: str, standings: Standings | None, games: int, through_game: int
 ) -> int:
     """Store competition ``name``'s standings (``None``: no game yet) as its latest snapshot;
-    its id."""
+    its id. The snapshots before it keep their leaderboard rows only (the history needs no
+    more), and once there are over :data:`KEPT_SNAPSHOTS`, every other one older than the
+    latest :data:`RECENT_SNAPSHOTS` is dropped: the history stays spread over the whole
+    competition while the table stays bounded."""
     data: dict[str, Any] = {} if standings is None else standings.to_dict()
     with store.transaction() as session:
+        ids = list(
+            session.scalars(
+                select(LadderSnapshot.id)
+                .where(LadderSnapshot.competition == name)
+                .order_by(LadderSnapshot.id)
+            )
+        )
+        if ids:
+            session.execute(
+                update(LadderSnapshot)
+                .where(LadderSnapshot.id == ids[-1])
+                .values(pairs={}, faults={})
+            )
+        if len(ids) >= KEPT_SNAPSHOTS:
+            older = ids[:-RECENT_SNAPSHOTS]
+            session.execute(delete(LadderSnapshot).where(LadderSnapshot.id.in_(older[1::2])))
         row = LadderSnapshot(
             competition=name,
             games=games,
@@ -223,7 +246,7 @@ def history(store: Store, name: str, points: int = HISTORY_POINTS) -> list[Histo
 
 
 def last_changes(
-    store: Store, name: str, players: Iterable[str], look_back: int = 200
+    store: Store, name: str, players: Iterable[str], look_back: int = RECENT_SNAPSHOTS
 ) -> dict[str, tuple[float | None, dt.datetime]]:
     """For each of ``players``, how much its rating moved at the last snapshot that gave it new
     games (``None``: its first rating) and when, among the latest ``look_back`` snapshots."""

@@ -111,3 +111,23 @@ def test_a_sparkline_draws_the_values_oldest_first() -> None:
     assert 'aria-label="from 1500 to 1550"' in line
     flat = str(sparkline([1500.0, 1500.0], width=12, height=12))
     assert '<polyline points="1.0,6.0 11.0,6.0"/>' in flat
+
+
+def test_snapshots_stay_bounded_and_spread(store: Store) -> None:
+    from sqlalchemy import select
+
+    for minute in range(C.KEPT_SNAPSHOTS):
+        _snapshot(store, minute, {"a": (1500 + minute, 2 * minute + 2)})
+    with store.transaction() as session:
+        session.execute(LadderSnapshot.__table__.update().values(pairs={"a": {"b": {"games": 1}}}))
+    newest = C.save_snapshot(store, "ladder", None, 0, 10_000)
+    with store.transaction() as session:
+        kept = session.scalars(select(LadderSnapshot.id).order_by(LadderSnapshot.id)).all()
+        before = session.scalar(select(LadderSnapshot.pairs).where(LadderSnapshot.id == kept[-2]))
+        oldest = session.scalar(select(LadderSnapshot.pairs).where(LadderSnapshot.id == kept[0]))
+    older = C.KEPT_SNAPSHOTS - C.RECENT_SNAPSHOTS
+    assert len(kept) == C.KEPT_SNAPSHOTS - older // 2 + 1 and kept[-1] == newest
+    assert kept[0] == 1 and kept[1] == 3  # every other old one dropped, the first kept
+    assert before == {} and oldest  # the snapshot before the latest keeps its rows only
+    history = C.history(store, "ladder", points=3)  # ids 1, 3, ... 799, then 801 ... 1001
+    assert [p.ratings.get("a", (None,))[0] for p in history] == [1500, 2100, None]
