@@ -672,6 +672,15 @@ def first_game_seconds_cold(seconds: float) -> float:
                 proc.wait()
 
 
+def serve_page_ms(seconds: float) -> float:
+    """Milliseconds the slowest page of ``arena serve`` takes to load (its median over fresh
+    connections) with a ladder of 111,200 games stored (:mod:`arena.bench.serve_pages`, which
+    keeps every page's median in ``PAGE_MS``); needs the ``serve`` extra."""
+    from arena.bench.serve_pages import serve_page_ms as measure
+
+    return measure(seconds)
+
+
 def _stored_games(store: Any) -> int:
     try:
         return sum(t.games for t in store.tournaments())
@@ -741,6 +750,13 @@ BENCHMARKS: dict[str, Benchmark] = {
         Benchmark("field_100_peak_mb", field_100_peak_mb, "MiB", Goal("<", 6_144), all_cores=True),
         Benchmark("field_300_games_per_s", field_300_games_per_s, "games/s", None, all_cores=True),
         Benchmark("field_300_peak_mb", field_300_peak_mb, "MiB", None, all_cores=True),
+        Benchmark(
+            "serve_page_ms",
+            serve_page_ms,
+            "ms",
+            Goal("<=", 200, note="100,000 games stored"),
+            all_cores=True,
+        ),
         Benchmark(
             "first_game_seconds_cold",
             first_game_seconds_cold,
