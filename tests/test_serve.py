@@ -296,11 +296,13 @@ def test_uploads_are_built_checked_owned_and_limited(server: Server, tmp_path: P
     server.start()
     code, state = server.get("/api/submissions/1", alice)
     assert code == 200 and state["status"] == "ranked" and state["bots"] == ["alicebot"]
-    # and now the ladder keeps playing: rounds of 4 rated games between its two players
-    board = server.board(6 + 4)
+    # and now the ladder keeps playing: rounds of 4 rated games between its two players, each
+    # round on decks of its own (the same pair again is a new tournament, not the last resumed)
+    board = server.board(6 + 2 * 4)
     store = Store(server.env["ARENA_DB"])
     rated = [t for t in store.tournaments() if t.name.startswith("ladder: rated games ")]
-    assert rated and all(sorted(t.entrants) == ["alicebot", "random"] for t in rated)
+    assert len(rated) >= 2 and all(sorted(t.entrants) == ["alicebot", "random"] for t in rated)
+    assert [t.games for t in rated[:2]] == [4, 4]
     (mine,) = [r for r in board["standings"] if r["bot"] == "alicebot@1"]
     assert mine["version"] == "1" and mine["last_change"]["when"] and len(mine["sparkline"]) >= 2
     assert not any((server.where / "submissions" / "uploads").iterdir())  # files go once decided

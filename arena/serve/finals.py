@@ -13,7 +13,7 @@ from pathlib import Path
 from arena.errors import ArenaError
 from arena.hosting import submissions
 from arena.serve.background import ARENA
-from arena.serve.ladder import LadderSettings, ladder_tournaments
+from arena.serve.ladder import LadderSettings, ladder_tournaments, new_seed
 from arena.serve.pages import latest_versions
 from arena.serve.standings import refresh_standings
 from leaderboard import competition as C
@@ -58,7 +58,8 @@ def finish_competition(
         ladder = ladder_tournaments(store, settings)
         variant = store.tournament(ladder[-1][0]).variant if ladder else "classic"
         command = [
-            *("--name", settings.final_name, "--decks", f"balanced:{decks}"),
+            *("--name", settings.final_name, "--seed", new_seed()),
+            *("--decks", f"balanced:{decks}"),
             *("--variant", variant, "--bots", ",".join(players)),
         ]
     code = subprocess.run([*ARENA, "tournament", *command, *play, "--db", store.url]).returncode

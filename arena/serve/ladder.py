@@ -19,6 +19,7 @@ middle finds the placement tournament by its name when it starts again and resum
 from __future__ import annotations
 
 import dataclasses
+import secrets
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -130,7 +131,7 @@ class Ladder(Background):
             return False
         return self._tournament(
             [
-                *("--name", self.settings.rated(len(rounds) + 1)),
+                *("--name", self.settings.rated(len(rounds) + 1), "--seed", new_seed()),
                 *("--decks", f"balanced:{self.settings.rated_decks}"),
                 *("--variant", self.settings.variant, "--bots", ",".join(pair)),
             ]
@@ -157,7 +158,8 @@ class Ladder(Background):
                 return False  # nobody to play yet: it waits for the next upload
             else:
                 command = [
-                    *("--name", name, "--decks", f"balanced:{self.settings.decks}"),
+                    *("--name", name, "--seed", new_seed()),
+                    *("--decks", f"balanced:{self.settings.decks}"),
                     *("--variant", self.settings.variant),
                     *("--gauntlet", f"{bot}@{upload.version}", "--bots", ",".join(field)),
                 ]
@@ -178,6 +180,13 @@ class Ladder(Background):
         lines = err.strip().splitlines()
         self.last_error = f"arena tournament exited {code}: {lines[-1] if lines else ''}"
         return False
+
+
+def new_seed() -> str:
+    """A fresh seed for a new tournament of the ladder: a stored tournament is found again by
+    its settings, never by its name, so without it a second round between the same pair would
+    resume the first, finished one."""
+    return str(secrets.randbelow(2**63))
 
 
 def next_pair(standings: C.Snapshot | None, players: list[str]) -> tuple[str, str] | None:
