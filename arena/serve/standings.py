@@ -5,6 +5,8 @@ games never holds up a page or the ladder; pages read the snapshots only."""
 
 from __future__ import annotations
 
+import time
+
 from arena.serve.background import Background
 from arena.serve.ladder import LadderSettings, ladder_games
 from leaderboard import competition as C
@@ -13,6 +15,8 @@ from leaderboard.store import Store
 
 #: Seconds a refit may take before it is given up (and tried again later).
 REFIT_SECONDS = 600.0
+#: Seconds between two looks for new games, at least.
+IDLE_SECONDS = 5.0
 
 
 def refresh_standings(store: Store, settings: LadderSettings) -> C.Snapshot | None:
@@ -36,7 +40,7 @@ class StandingsRefresher(Background):
     """Runs ``arena serve standings`` whenever a game was stored after the latest snapshot
     (checked every few seconds and when woken)."""
 
-    idle = 5.0
+    idle = IDLE_SECONDS
 
     def __init__(self, store: Store, db_url: str, settings: LadderSettings) -> None:
         super().__init__("standings")
@@ -44,6 +48,7 @@ class StandingsRefresher(Background):
         self.db_url = db_url
         self.settings = settings
         self.last_error: str | None = None
+        self._rested = 0.0  # no refit before this moment (time.monotonic())
 
     def stale(self) -> bool:
         """Whether a game was stored after the latest snapshot looked."""
@@ -53,9 +58,12 @@ class StandingsRefresher(Background):
 
     def work(self) -> bool:
         """Refit if the standings are stale; never goes on at once (a refit a few seconds
-        later takes every game stored meanwhile)."""
-        if not self.stale():
+        later takes every game stored meanwhile). The next look waits at least as long as the
+        refit took, so refitting a large competition takes at most half of one core from its
+        games."""
+        if time.monotonic() < self._rested or not self.stale():
             return False
+        begun = time.monotonic()
         code, _, err = self.run_arena(
             "serve",
             "--db",
@@ -68,4 +76,7 @@ class StandingsRefresher(Background):
         )
         lines = err.strip().splitlines()
         self.last_error = None if code == 0 else f"standings exited {code}: {lines[-1:]}"
+        took = time.monotonic() - begun
+        self.idle = max(IDLE_SECONDS, took)
+        self._rested = time.monotonic() + took
         return False
