@@ -262,8 +262,9 @@ class Upload(Base):
 
 #: What an upload goes through: waiting, being built in the sandbox, its bots being checked
 #: (``arena check``), playing their placement games in the ladder, then ``ranked``; or
-#: ``failed`` with its reason.
-UPLOAD_STATUSES = ("queued", "building", "checking", "placing", "ranked", "failed")
+#: ``failed`` with its reason; ``withdrawn`` by its participant (out of the ladder, its games
+#: kept).
+UPLOAD_STATUSES = ("queued", "building", "checking", "placing", "ranked", "failed", "withdrawn")
 
 
 class Competition(Base):

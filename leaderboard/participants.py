@@ -137,19 +137,22 @@ def add_upload(store: Store, participant_id: int, filename: str, size: int) -> i
         return int(row.id)
 
 
-def set_upload(store: Store, upload_id: int, status: str, **fields: Any) -> None:
+def set_upload(
+    store: Store, upload_id: int, status: str, *, only_from: str | None = None, **fields: Any
+) -> bool:
     """Move upload ``upload_id`` to ``status`` and set ``fields`` (``reason``, ``log``,
-    ``distribution``, ``version``, ``bots``); a log is cut to :data:`LOG_CHARS`."""
+    ``distribution``, ``version``, ``bots``); a log is cut to :data:`LOG_CHARS`. With
+    ``only_from``, only if the upload is in that status; whether it moved."""
     if status not in UPLOAD_STATUSES:
         raise ValueError(f"unknown upload status {status!r}")
     if "log" in fields:
         fields["log"] = fields["log"][-LOG_CHARS:]
     with store.transaction() as session:
-        session.execute(
-            update(Upload)
-            .where(Upload.id == upload_id)
-            .values(status=status, updated=utcnow(), **fields)
-        )
+        query = update(Upload).where(Upload.id == upload_id)
+        if only_from is not None:
+            query = query.where(Upload.status == only_from)
+        moved = session.execute(query.values(status=status, updated=utcnow(), **fields))
+        return bool(getattr(moved, "rowcount", 0))
 
 
 def uploads(

@@ -89,6 +89,11 @@ class Server:
             request.add_header("Authorization", f"Bearer {token}")
         return _answer(request)
 
+    def delete(self, path: str, token: str) -> tuple[int, Any]:
+        request = urllib.request.Request(f"{self.url}{path}", method="DELETE")
+        request.add_header("Authorization", f"Bearer {token}")
+        return _answer(request)
+
     def page(self, path: str) -> str:
         with urllib.request.urlopen(f"{self.url}{path}", timeout=30) as answer:
             assert answer.status == 200 and "text/html" in answer.headers["content-type"]
@@ -235,6 +240,11 @@ def test_uploads_are_built_checked_owned_and_limited(server: Server, tmp_path: P
     assert state["reason"] == "alice-bot belongs to participant 'alice': choose another name"
     refused = (403, {"error": "upload 1 is another participant's"})
     assert server.get("/api/submissions/1", bob) == refused
+    assert server.delete("/api/submissions/1", bob) == refused  # nor withdraw it
+    assert server.delete(f"/api/submissions/{answer['id']}", bob) == (
+        409,
+        {"error": f"upload {answer['id']} is failed: only a placed upload can be withdrawn"},
+    )
     code, listed = server.get("/api/submissions", bob)
     assert code == 200 and [u["id"] for u in listed] == [answer["id"]]
     assert all("log" not in u for u in listed)
@@ -366,7 +376,7 @@ def test_a_participant_uses_the_pages_in_a_browser(tmp_path: Path) -> None:
             browser.find_element(By.CSS_SELECTOR, "form button").click()
             assert browser.find_element(By.ID, "queued").text.startswith("Upload 1 is queued")
             assert server.wait_final(carol, 1)["status"] == "ranked"
-            server.board(12 + 2 * 4)  # placed against the field, then two rounds of rated games
+            server.board(12 + 4)  # placed against the field, then a round of rated games
 
             browser.get(f"{server.url}/")
             rows = browser.find_elements(By.CSS_SELECTOR, "tbody tr")
@@ -398,6 +408,18 @@ def test_a_participant_uses_the_pages_in_a_browser(tmp_path: Path) -> None:
             assert "carolbot thinks <b>hard</b>\\x1b[2J" in shown
             code, mine = server.get("/api/submissions/1", carol)
             assert code == 200 and mine["output"]["carolbot@1"]
+
+            # carol withdraws her bot: it leaves the ladder, its games stay
+            form = browser.find_element(By.CSS_SELECTOR, "form.withdraw")
+            form.find_element(By.NAME, "token").send_keys(carol)
+            form.find_element(By.TAG_NAME, "button").click()
+            done = browser.find_element(By.ID, "done").text
+            assert done == "Upload 1 withdrawn: carolbot left the ladder."
+            board = server.board(0)
+            assert [(r["bot"], r["withdrawn"]) for r in board["older_versions"]] == [
+                ("carolbot@1", True)
+            ]
+            assert "carolbot@1" not in [r["bot"] for r in board["standings"]]
         finally:
             server.kill()
 

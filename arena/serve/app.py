@@ -23,6 +23,8 @@ from starlette.requests import Request
 from starlette.responses import FileResponse, HTMLResponse, JSONResponse, Response
 from starlette.routing import Route
 
+from arena.hosting import submissions
+from arena.hosting.submissions import SubmissionError
 from arena.serve import pages
 from arena.serve.finals import report_path
 from arena.serve.ladder import Ladder, LadderSettings, is_ladder_game
@@ -59,6 +61,13 @@ async def _drain(request: Request, length: int) -> None:
         return
     async for _ in request.stream():
         pass
+
+
+def _upload_id(text: str) -> int:
+    """An upload's number from a URL or a form (404 when it is none)."""
+    if not text.isdigit() or len(text) > 18:
+        raise ApiError(404, "no such upload")
+    return int(text)
 
 
 def _error(status: int, message: str) -> JSONResponse:
@@ -169,11 +178,46 @@ def create_app(
         if request.method == "GET":
             return form_page("me.html")
         try:
-            who = checked_form(request, await read_form(request, upload=False))
+            form = await read_form(request, upload=False)
+            who = checked_form(request, form)
+            done = None
+            if form.get("withdraw"):
+                withdrawn = withdraw(who, _upload_id(str(form.get("withdraw"))))
+                done = (
+                    f"Upload {withdrawn.id} withdrawn: {', '.join(withdrawn.bots)} left the ladder."
+                )
         except ApiError as exc:
             return form_page("me.html", exc.status, error=str(exc))
         uploads = [pages.upload_json(store, u) for u in P.uploads(store, who.id)]
-        return form_page("me.html", who=who.name, uploads=uploads)
+        return form_page("me.html", who=who.name, uploads=uploads, done=done)
+
+    def own_upload(who: P.ParticipantInfo, upload_id: int) -> P.UploadInfo:
+        found = P.upload(store, upload_id)
+        if found is None:
+            raise ApiError(404, f"no upload {upload_id}")
+        if found.participant_id != who.id:
+            raise ApiError(403, f"upload {upload_id} is another participant's")
+        return found
+
+    def withdraw(who: P.ParticipantInfo, upload_id: int) -> P.UploadInfo:
+        """Take ``who``'s upload out of the ladder (its games stay)."""
+        found = own_upload(who, upload_id)
+        if found.status not in ("placing", "ranked") or not found.distribution or not found.version:
+            raise ApiError(
+                409, f"upload {upload_id} is {found.status}: only a placed upload can be withdrawn"
+            )
+        try:
+            submissions.Store().withdraw(found.distribution, found.version)
+        except SubmissionError as exc:
+            raise ApiError(409, str(exc)) from None
+        P.set_upload(store, upload_id, "withdrawn")
+        ladder.wake()
+        return own_upload(who, upload_id)
+
+    def withdraw_upload(request: Request) -> JSONResponse:
+        who = participant(request)
+        found = withdraw(who, _upload_id(str(request.path_params["upload_id"])))
+        return JSONResponse(pages.upload_json(store, found))
 
     def own_uploads(request: Request) -> JSONResponse:
         who = participant(request)
@@ -181,15 +225,7 @@ def create_app(
 
     def one_upload(request: Request) -> JSONResponse:
         who = participant(request)
-        try:
-            upload_id = int(request.path_params["upload_id"])
-        except ValueError:
-            raise ApiError(404, "no such upload") from None
-        found = P.upload(store, upload_id)
-        if found is None:
-            raise ApiError(404, f"no upload {upload_id}")
-        if found.participant_id != who.id:
-            raise ApiError(403, f"upload {upload_id} is another participant's")
+        found = own_upload(who, _upload_id(str(request.path_params["upload_id"])))
         return JSONResponse(pages.upload_json(store, found))
 
     def health(request: Request) -> JSONResponse:
@@ -276,5 +312,6 @@ def create_app(
         Route("/api/submissions", submit, methods=["POST"]),
         Route("/api/submissions", own_uploads, methods=["GET"]),
         Route("/api/submissions/{upload_id}", one_upload, methods=["GET"]),
+        Route("/api/submissions/{upload_id}", withdraw_upload, methods=["DELETE"]),
     ]
     return Starlette(routes=routes, lifespan=lifespan, exception_handlers={ApiError: api_error})

@@ -14,7 +14,7 @@ from arena.errors import ArenaError
 from arena.hosting import submissions
 from arena.serve.background import ARENA
 from arena.serve.ladder import LadderSettings, ladder_tournaments, new_seed
-from arena.serve.pages import latest_versions
+from arena.serve.pages import latest_versions, withdrawn_players
 from arena.serve.standings import refresh_standings
 from leaderboard import competition as C
 from leaderboard.store import Store
@@ -32,7 +32,7 @@ def finalists(store: Store, settings: LadderSettings) -> list[str]:
     version of each submitted bot, ``NAME@VERSION``, and the reference bots), best first."""
     latest = refresh_standings(store, settings)
     rows = [] if latest is None else [r for r in latest.standings if r.get("games")]
-    current, _ = latest_versions(rows)
+    current, _ = latest_versions(rows, withdrawn_players(store))
     return [str(r["bot"]) for r in current]
 
 

@@ -165,7 +165,7 @@ class Ladder(Background):
                 ]
             if not self._tournament(command):
                 return False
-        P.set_upload(self.store, upload.id, "ranked")
+        P.set_upload(self.store, upload.id, "ranked", only_from="placing")  # not if withdrawn
         return True
 
     def _tournament(self, command: list[str]) -> bool:

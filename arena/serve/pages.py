@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import datetime as dt
 import functools
+from collections.abc import Collection
 from typing import Any
 
 from jinja2 import Environment, PackageLoader, select_autoescape
@@ -57,22 +58,29 @@ def _environment() -> Environment:
 
 
 def latest_versions(
-    rows: list[dict[str, Any]],
+    rows: list[dict[str, Any]], withdrawn: Collection[str] = ()
 ) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
     """Split standings rows into the ranked ones (reference bots, and the latest version of each
-    submitted bot, ``NAME@VERSION``) and older versions, which keep their history."""
+    submitted bot, ``NAME@VERSION``, that its participant did not withdraw) and older or
+    ``withdrawn`` versions, which keep their history."""
     newest: dict[str, int] = {}
     for row in rows:
         name, _, version = str(row["bot"]).rpartition("@")
-        if name and version.isdigit():
+        if name and version.isdigit() and row["bot"] not in withdrawn:
             newest[name] = max(newest.get(name, 0), int(version))
     current: list[dict[str, Any]] = []
     older: list[dict[str, Any]] = []
     for row in rows:
         name, _, version = str(row["bot"]).rpartition("@")
-        stale = bool(name) and version.isdigit() and int(version) < newest[name]
+        submitted = bool(name) and version.isdigit()
+        stale = submitted and (row["bot"] in withdrawn or int(version) < newest.get(name, 0))
         (older if stale else current).append(row)
     return current, older
+
+
+def withdrawn_players(store: Store) -> set[str]:
+    """The ladder players (``NAME@VERSION``) whose uploads were withdrawn."""
+    return {f"{b}@{u.version}" for u in P.uploads(store, status="withdrawn") for b in u.bots}
 
 
 def _when(moment: dt.datetime | None) -> str | None:
@@ -103,6 +111,7 @@ def leaderboard_json(store: Store, settings: LadderSettings) -> dict[str, Any]:
     players = [str(r["bot"]) for r in latest.standings]
     changes = C.last_changes(store, settings.name, players)
     rows = []
+    withdrawn = withdrawn_players(store)
     for row in latest.standings:
         bot = str(row["bot"])
         moved, when = changes.get(bot, (None, None))
@@ -111,11 +120,12 @@ def leaderboard_json(store: Store, settings: LadderSettings) -> dict[str, Any]:
             {
                 **row,
                 "version": _version(bot),
+                "withdrawn": bot in withdrawn,
                 "last_change": {"elo": moved, "when": _when(when)},
                 "sparkline": [round(e, 1) for e in trail if e is not None],
             }
         )
-    current, older = latest_versions(rows)
+    current, older = latest_versions(rows, withdrawn)
     return {
         **base,
         "games": latest.games,
