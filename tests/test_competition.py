@@ -5,9 +5,11 @@ bots wrote kept per entrant, and the pages' sparklines."""
 from __future__ import annotations
 
 import datetime as dt
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from postgres import postgres_database
 
 from arena.hosting.hosted import BotLog
 from arena.serve.pages import sparkline
@@ -18,11 +20,24 @@ from leaderboard.store import OUTPUT_KEPT, EntrantInfo, Store
 T0 = dt.datetime(2026, 11, 25, 12, 0, tzinfo=dt.UTC)
 
 
-@pytest.fixture
-def store(tmp_path: Path) -> Store:
-    made = Store(f"sqlite:///{tmp_path / 'arena.db'}")
-    made.create_schema()
-    return made
+@pytest.fixture(params=["sqlite", "postgresql"])
+def store(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Store]:
+    """A fresh database: a SQLite file, or a new database on the throwaway PostgreSQL server."""
+    if request.param == "sqlite":
+        made = Store(f"sqlite:///{tmp_path / 'arena.db'}")
+        made.create_schema()
+        yield made
+        return
+    with postgres_database(request.getfixturevalue("postgres_server")) as url:
+        made = Store(url)
+        made.create_schema()
+        yield made
+        made.close()
+
+
+def _naive(moment: dt.datetime) -> dt.datetime:
+    """``moment`` in UTC without its zone (SQLite gives times back without one)."""
+    return moment.astimezone(dt.UTC).replace(tzinfo=None) if moment.tzinfo else moment
 
 
 def _snapshot(store: Store, minute: int, rows: dict[str, tuple[float, int]]) -> None:
@@ -60,10 +75,10 @@ def test_the_last_change_is_how_far_a_rating_moved_with_the_players_latest_games
     # a and b play no game: their ratings drift with c's, which is no change of theirs
     _snapshot(store, 2, {"a": (1518, 20), "b": (1482, 20), "c": (1500, 4)})
     changes = C.last_changes(store, "ladder", ["a", "b", "c", "nobody"])
-    assert changes == {
-        "a": (20.0, (T0 + dt.timedelta(minutes=1)).replace(tzinfo=None)),
-        "b": (-20.0, (T0 + dt.timedelta(minutes=1)).replace(tzinfo=None)),
-        "c": (None, (T0 + dt.timedelta(minutes=2)).replace(tzinfo=None)),
+    assert {bot: (moved, _naive(when)) for bot, (moved, when) in changes.items()} == {
+        "a": (20.0, _naive(T0 + dt.timedelta(minutes=1))),
+        "b": (-20.0, _naive(T0 + dt.timedelta(minutes=1))),
+        "c": (None, _naive(T0 + dt.timedelta(minutes=2))),
     }
 
 
@@ -131,3 +146,11 @@ def test_snapshots_stay_bounded_and_spread(store: Store) -> None:
     assert before == {} and oldest  # the snapshot before the latest keeps its rows only
     history = C.history(store, "ladder", points=3)  # ids 1, 3, ... 799, then 801 ... 1001
     assert [p.ratings.get("a", (None,))[0] for p in history] == [1500, 2100, None]
+
+
+def test_tournaments_are_found_by_the_literal_start_of_their_names(store: Store) -> None:
+    entrants = [EntrantInfo("x", "x", {}, "x", "d", "1"), EntrantInfo("y", "y", {}, "y", "d", "1")]
+    for seed, name in enumerate(["a_b: rated games 1", "aXb: rated games 1", "a_b%: other"]):
+        store.start_tournament(name, {"decks": "fixed36"}, seed, "classic", 2, entrants, [[1] * 16])
+    assert [name for _, name, _ in store.tournament_names("a_b: ")] == ["a_b: rated games 1"]
+    assert [status for *_, status in store.tournament_names("a_b")] == ["running", "running"]
