@@ -66,3 +66,17 @@ def save_docs_image(png: bytes, name: str) -> None:
                 return
     where.parent.mkdir(exist_ok=True)
     where.write_bytes(png)
+
+
+def follow(driver: Any, element: Any, seconds: float = 30.0) -> None:
+    """Click ``element`` (a link or a form's button) and wait until the next page has replaced
+    this one: a click returns before the browser has loaded where it leads."""
+    from selenium.webdriver.support import expected_conditions
+    from selenium.webdriver.support.wait import WebDriverWait
+
+    page = driver.find_element("tag name", "html")
+    element.click()
+    WebDriverWait(driver, seconds).until(expected_conditions.staleness_of(page))
+    WebDriverWait(driver, seconds).until(
+        lambda d: d.execute_script("return document.readyState") == "complete"
+    )

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from browsers import headless_chromium, save_docs_image
+from browsers import follow, headless_chromium, save_docs_image
 from wheels import bot_wheel
 
 from arena.serve.background import ARENA
@@ -373,7 +373,7 @@ def test_a_participant_uses_the_pages_in_a_browser(tmp_path: Path) -> None:
             browser.get(f"{server.url}/submit")
             browser.find_element(By.NAME, "token").send_keys(carol)
             browser.find_element(By.NAME, "file").send_keys(str(own))
-            browser.find_element(By.CSS_SELECTOR, "form button").click()
+            follow(browser, browser.find_element(By.CSS_SELECTOR, "form button"))
             assert browser.find_element(By.ID, "queued").text.startswith("Upload 1 is queued")
             assert server.wait_final(carol, 1)["status"] == "ranked"
             server.board(12 + 4)  # placed against the field, then a round of rated games
@@ -388,17 +388,17 @@ def test_a_participant_uses_the_pages_in_a_browser(tmp_path: Path) -> None:
             assert browser.find_elements(By.CSS_SELECTOR, "svg.spark polyline")
             save_docs_image(browser.get_screenshot_as_png(), "serve-leaderboard.png")
 
-            browser.find_element(By.LINK_TEXT, "carolbot@1").click()
+            follow(browser, browser.find_element(By.LINK_TEXT, "carolbot@1"))
             assert browser.find_element(By.TAG_NAME, "h1").text == "carolbot@1"
             assert "carol <i>c</i>" in browser.find_element(By.TAG_NAME, "body").text
             assert not browser.find_elements(By.CSS_SELECTOR, "td i")  # escaped, not markup
             save_docs_image(browser.get_screenshot_as_png(), "serve-bot.png")
-            browser.find_elements(By.CSS_SELECTOR, "a[href^='/games/']")[0].click()
-            assert "carolbot" in browser.page_source
+            follow(browser, browser.find_elements(By.CSS_SELECTOR, "a[href^='/games/']")[0])
+            assert "carolbot" in browser.page_source and "/games/" in browser.current_url
 
             browser.get(f"{server.url}/me")
             browser.find_element(By.NAME, "token").send_keys(carol)
-            browser.find_element(By.CSS_SELECTOR, "form button").click()
+            follow(browser, browser.find_element(By.CSS_SELECTOR, "form button"))
             heading = browser.find_element(By.TAG_NAME, "h1").text
             assert heading == "carol <i>c</i>: your uploads"
             assert "Upload 1: ranked" in browser.find_element(By.TAG_NAME, "body").text
@@ -412,7 +412,7 @@ def test_a_participant_uses_the_pages_in_a_browser(tmp_path: Path) -> None:
             # carol withdraws her bot: it leaves the ladder, its games stay
             form = browser.find_element(By.CSS_SELECTOR, "form.withdraw")
             form.find_element(By.NAME, "token").send_keys(carol)
-            form.find_element(By.TAG_NAME, "button").click()
+            follow(browser, form.find_element(By.TAG_NAME, "button"))
             done = browser.find_element(By.ID, "done").text
             assert done == "Upload 1 withdrawn: carolbot left the ladder."
             board = server.board(0)
