@@ -195,7 +195,7 @@ class BotOutput(Base):
     tournament_id: Mapped[int] = mapped_column(
         ForeignKey("tournaments.id", ondelete="CASCADE"), index=True
     )
-    entrant: Mapped[str] = mapped_column(String(400))
+    entrant: Mapped[str] = mapped_column(String(400), index=True)
     created: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
     text: Mapped[str] = mapped_column(Text)
 

@@ -249,8 +249,8 @@ class StoredGame:
 #: A finished game to record: its schedule key, deck position (or None), seat rotation, record.
 GameEntry = tuple[str, int | None, int, GameRecord]
 
-#: Blocks' worth of a bot's output :meth:`Store.record_output` keeps per tournament entrant.
-OUTPUT_KEPT = 20
+#: Blocks' worth of a bot's output :meth:`Store.record_output` keeps per entrant name.
+OUTPUT_KEPT = 200
 
 #: How many games :meth:`Store.iter_games` and :meth:`Store.iter_game_rows` read at a time.
 BATCH = 500
@@ -1151,7 +1151,8 @@ class Store:
     def record_output(self, tournament_id: int, output: dict[str, str]) -> None:
         """Keep what each entrant's bot wrote during a block (entrant name to text), shown as
         :func:`~arena.errors.printable` (lines and tabs kept), and only the latest
-        :data:`OUTPUT_KEPT` blocks' worth per entrant of the tournament."""
+        :data:`OUTPUT_KEPT` blocks' worth per entrant name, over every tournament (a bot that
+        writes all it may in every block of a never-ending ladder stays bounded)."""
         if not output:
             return
         with self._session() as session:
@@ -1160,7 +1161,7 @@ class Store:
                 session.add(BotOutput(tournament_id=tournament_id, entrant=entrant, text=shown))
                 stale = session.scalars(
                     select(BotOutput.id)
-                    .where(BotOutput.tournament_id == tournament_id, BotOutput.entrant == entrant)
+                    .where(BotOutput.entrant == entrant)
                     .order_by(BotOutput.id.desc())
                     .offset(OUTPUT_KEPT)
                 ).all()

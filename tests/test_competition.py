@@ -100,7 +100,7 @@ def test_what_a_bot_wrote_is_kept_escaped_and_only_the_latest_blocks(store: Stor
     for block in range(OUTPUT_KEPT + 5):
         store.record_output(tid, {"x": f"block {block}\x1b[2J\n"})
     store.record_output(tid, {})
-    found = store.bot_output([(tid, "x")], limit=100)
+    found = store.bot_output([(tid, "x")], limit=1000)
     assert [text for *_, text in found] == [
         f"block {b}\\x1b[2J\n" for b in reversed(range(5, OUTPUT_KEPT + 5))
     ]
