@@ -40,11 +40,10 @@ def finish_competition(
     store: Store, name: str, decks: int, play: list[str], report: Path | None = None
 ) -> Path:
     """Freeze competition ``name``, stop its ladder, play (or resume) its final round-robin on
-    ``decks`` fresh secret decks with the ``arena tournament`` options ``play``, record it, and
-    write its report to ``report`` (default :func:`report_path`); the report's path."""
+    ``decks`` fresh secret decks with the ``arena tournament`` options ``play``, record it once
+    finished (the competition is finished from then on: its decks are shown), and write its
+    report to ``report`` (default :func:`report_path`); the report's path."""
     settings = LadderSettings(name)
-    state = C.competition(store, name)
-    C.set_competition(store, replace(state, frozen=True, final=True))
     stored = [t for t in store.tournament_names(settings.final_name) if t[1] == settings.final_name]
     if stored:
         command = ["--resume", str(stored[0][0])]
@@ -62,17 +61,15 @@ def finish_competition(
             *("--decks", f"balanced:{decks}"),
             *("--variant", variant, "--bots", ",".join(players)),
         ]
+    C.set_competition(store, replace(C.competition(store, name), frozen=True, final=True))
     code = subprocess.run([*ARENA, "tournament", *command, *play, "--db", store.url]).returncode
     found = [t for t in store.tournament_names(settings.final_name) if t[1] == settings.final_name]
-    if found:
-        C.set_competition(
-            store, replace(C.competition(store, name), final_tournament_id=found[0][0])
-        )
     if code != 0 or not found or found[0][2] != "finished":
         raise ArenaError(
             f"the final round-robin of {name!r} did not finish (arena tournament exited {code}): "
             "run arena serve finish again to resume it"
         )
+    C.set_competition(store, replace(C.competition(store, name), final_tournament_id=found[0][0]))
     where = report or report_path(name)
     where.parent.mkdir(parents=True, exist_ok=True)
     tournament = str(found[0][0])
