@@ -103,6 +103,7 @@ def leaderboard_json(store: Store, settings: LadderSettings) -> dict[str, Any]:
     base: dict[str, Any] = {
         "name": settings.name,
         "frozen": state.frozen,
+        "final": state.final,
         "final_tournament": state.final_tournament_id,
     }
     if latest is None:
