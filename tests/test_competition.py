@@ -14,8 +14,9 @@ from postgres import postgres_database
 from arena.hosting.hosted import BotLog
 from arena.serve.pages import sparkline
 from leaderboard import competition as C
+from leaderboard import store as store_module
 from leaderboard.models import LadderSnapshot
-from leaderboard.store import OUTPUT_KEPT, EntrantInfo, Store
+from leaderboard.store import EntrantInfo, Store
 
 T0 = dt.datetime(2026, 11, 25, 12, 0, tzinfo=dt.UTC)
 
@@ -91,18 +92,21 @@ def test_the_history_spreads_over_the_whole_competition(store: Store) -> None:
     assert C.history(store, "elsewhere") == []
 
 
-def test_what_a_bot_wrote_is_kept_escaped_and_only_the_latest_blocks(store: Store) -> None:
+def test_what_a_bot_wrote_is_kept_escaped_and_only_the_latest_blocks(
+    store: Store, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(store_module, "OUTPUT_KEPT", 6)
     tid = store.start_tournament(
         "t", {"decks": "fixed36"}, 1, "classic", 2,
         [EntrantInfo("x", "x", {}, "x", "d", "1"), EntrantInfo("y", "y", {}, "y", "d", "1")],
         [[1] * 16],
     )  # fmt: skip
-    for block in range(OUTPUT_KEPT + 5):
+    for block in range(6 + 5):
         store.record_output(tid, {"x": f"block {block}\x1b[2J\n"})
     store.record_output(tid, {})
     found = store.bot_output([(tid, "x")], limit=1000)
     assert [text for *_, text in found] == [
-        f"block {b}\\x1b[2J\n" for b in reversed(range(5, OUTPUT_KEPT + 5))
+        f"block {b}\\x1b[2J\n" for b in reversed(range(5, 6 + 5))
     ]
     assert store.bot_output([(tid, "y")]) == []
 
@@ -128,10 +132,12 @@ def test_a_sparkline_draws_the_values_oldest_first() -> None:
     assert '<polyline points="1.0,6.0 11.0,6.0"/>' in flat
 
 
-def test_snapshots_stay_bounded_and_spread(store: Store) -> None:
+def test_snapshots_stay_bounded_and_spread(store: Store, monkeypatch: pytest.MonkeyPatch) -> None:
     from sqlalchemy import select
 
-    for minute in range(C.KEPT_SNAPSHOTS):
+    monkeypatch.setattr(C, "KEPT_SNAPSHOTS", 40)
+    monkeypatch.setattr(C, "RECENT_SNAPSHOTS", 10)
+    for minute in range(40):
         _snapshot(store, minute, {"a": (1500 + minute, 2 * minute + 2)})
     with store.transaction() as session:
         session.execute(LadderSnapshot.__table__.update().values(pairs={"a": {"b": {"games": 1}}}))
@@ -140,12 +146,11 @@ def test_snapshots_stay_bounded_and_spread(store: Store) -> None:
         kept = session.scalars(select(LadderSnapshot.id).order_by(LadderSnapshot.id)).all()
         before = session.scalar(select(LadderSnapshot.pairs).where(LadderSnapshot.id == kept[-2]))
         oldest = session.scalar(select(LadderSnapshot.pairs).where(LadderSnapshot.id == kept[0]))
-    older = C.KEPT_SNAPSHOTS - C.RECENT_SNAPSHOTS
-    assert len(kept) == C.KEPT_SNAPSHOTS - older // 2 + 1 and kept[-1] == newest
-    assert kept[0] == 1 and kept[1] == 3  # every other old one dropped, the first kept
+    # of the 30 older than the latest 10, every other one goes: ids 1, 3, ... 29, 31 ... 40, 41
+    assert kept == [*range(1, 30, 2), *range(31, 41), newest] and newest == 41
     assert before == {} and oldest  # the snapshot before the latest keeps its rows only
-    history = C.history(store, "ladder", points=3)  # ids 1, 3, ... 799, then 801 ... 1001
-    assert [p.ratings.get("a", (None,))[0] for p in history] == [1500, 2100, None]
+    history = C.history(store, "ladder", points=3)  # the first, the middle (id 25), the latest
+    assert [p.ratings.get("a", (None,))[0] for p in history] == [1500, 1524, None]
 
 
 def test_tournaments_are_found_by_the_literal_start_of_their_names(store: Store) -> None:

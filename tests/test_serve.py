@@ -1,8 +1,10 @@
 """``arena serve`` as an organizer and participants use it: the real server started on a loopback
 port (a process of its own, its own database and submissions store in the test's directory),
-participants added with the command, packages uploaded with ``arena submit --server`` and over
-plain HTTP, built in the sandbox and checked, ownership and limits enforced, and a server killed
-and started again keeping everything."""
+participants added with the command, packages uploaded with ``arena submit --server``, over
+plain HTTP and through the form in chromium (Debian's, through its chromedriver), built in the
+sandbox and checked, ownership and limits enforced, the pages read in the browser, a server
+killed and started again keeping everything, a competition frozen and finished: one competition
+from start to finish, as issue 24 tells it."""
 
 from __future__ import annotations
 
@@ -207,8 +209,20 @@ def test_a_participant_is_added_once_and_only_its_tokens_hash_is_kept(server: Se
     assert "alice (added " in server.arena("serve", "participants", "list").stdout
 
 
-def test_uploads_are_built_checked_owned_and_limited(server: Server, tmp_path: Path) -> None:
+def test_a_competition_from_start_to_finish(server: Server, tmp_path: Path) -> None:
+    """The organizer adds participants; one uploads with arena submit --server, one through
+    the form in chromium; both are built, checked and placed; the pages change; nobody reads
+    or withdraws another's uploads; bad uploads fail with their reason; a restart keeps
+    everything; the competition is frozen and finished. The docs' screenshots are taken here."""
+    with headless_chromium(1280, 800) as browser:
+        _a_competition(server, tmp_path, browser)
+
+
+def _a_competition(server: Server, tmp_path: Path, browser: Any) -> None:
+    from selenium.webdriver.common.by import By
+
     alice, bob = _token(server, "alice"), _token(server, "bob")
+    carol = _token(server, "carol <i>c</i>")  # shown on pages: escaped
     server.start()
     (tmp_path / "a").mkdir()
     mine = bot_wheel(tmp_path / "a", "alice-bot", "alicebot")
@@ -267,11 +281,7 @@ def test_uploads_are_built_checked_owned_and_limited(server: Server, tmp_path: P
         429,
         {"error": "at most 4 uploads per participant per hour"},
     )
-    log = (server.where / "server.log").read_text()
-    assert alice not in log and bob not in log
-
     # the upload form checks its CSRF token (a cookie and a hidden field) and the token typed in
-    # (a real upload through the form, in a browser: test_a_participant_uses_the_pages_...)
     cookie, csrf = server.form("/submit")
     fields = {"csrf": csrf, "token": bob}
     code, page = server.post_form("/submit", fields, theirs, "arena_csrf=forged")
@@ -283,14 +293,54 @@ def test_uploads_are_built_checked_owned_and_limited(server: Server, tmp_path: P
     assert code == 200 and "alice: your uploads" in page
     assert "alicebot" in page and "--- arena check ---" in page and "bobbot" not in page
 
+    # carol uploads through the form in a browser; her bot is placed against random and alice's
+    own = bot_wheel(tmp_path, "carol-bot", "carolbot", extra=CHATTY, factory="Chatty")
+    browser.get(f"{server.url}/submit")
+    browser.find_element(By.NAME, "token").send_keys(carol)
+    browser.find_element(By.NAME, "file").send_keys(str(own))
+    follow(browser, browser.find_element(By.CSS_SELECTOR, "form button"))
+    assert browser.find_element(By.ID, "queued").text.startswith("Upload 6 is queued")
+    assert server.wait_final(carol, 6)["status"] == "ranked"
+    assert server.board(18)["games"] == 18
+    browser.get(f"{server.url}/")
+    rows = browser.find_elements(By.CSS_SELECTOR, "tbody tr")
+    assert sorted(r.find_elements(By.TAG_NAME, "td")[1].text for r in rows) == [
+        "alicebot@1",
+        "carolbot@1",
+        "random",
+    ]
+    assert browser.find_elements(By.CSS_SELECTOR, "svg.spark polyline")  # alice's: 6, 18 games
+    save_docs_image(browser.get_screenshot_as_png(), "serve-leaderboard.png", varies=True)
+    follow(browser, browser.find_element(By.LINK_TEXT, "carolbot@1"))
+    assert browser.find_element(By.TAG_NAME, "h1").text == "carolbot@1"
+    assert "carol <i>c</i>" in browser.find_element(By.TAG_NAME, "body").text
+    assert not browser.find_elements(By.CSS_SELECTOR, "td i")  # escaped, not markup
+    save_docs_image(browser.get_screenshot_as_png(), "serve-bot.png", varies=True)
+    follow(browser, browser.find_elements(By.CSS_SELECTOR, "a[href^='/games/']")[0])
+    assert "carolbot" in browser.page_source and "/games/" in browser.current_url
+    # her own page: her upload and what her bot wrote in its games, escaped
+    browser.get(f"{server.url}/me")
+    browser.find_element(By.NAME, "token").send_keys(carol)
+    follow(browser, browser.find_element(By.CSS_SELECTOR, "form button"))
+    assert browser.find_element(By.TAG_NAME, "h1").text == "carol <i>c</i>: your uploads"
+    assert "Upload 6: ranked" in browser.find_element(By.TAG_NAME, "body").text
+    browser.find_element(By.CSS_SELECTOR, "details.output summary").click()
+    shown = browser.find_element(By.CSS_SELECTOR, "details.output").text
+    assert "carolbot thinks <b>hard</b>\\x1b[2J" in shown
+    code, mine = server.get("/api/submissions/6", carol)
+    assert code == 200 and mine["output"]["carolbot@1"]
+    assert server.get("/api/submissions/6", alice)[0] == 403
+    log = (server.where / "server.log").read_text()
+    assert alice not in log and bob not in log and carol not in log
+
     # the pages and their JSON
     page = server.page("/")
     assert '<meta http-equiv="refresh" content="30">' in page and "alicebot@1" in page
     code, alice_bot = server.get("/api/bots/alicebot@1", None)
-    assert code == 200 and alice_bot["standing"]["games"] == 6
-    assert sorted(alice_bot["head_to_head"]) == ["random"]
+    assert code == 200 and alice_bot["standing"]["games"] == 12
+    assert sorted(alice_bot["head_to_head"]) == ["carolbot@1", "random"]
     assert [v["id"] for v in alice_bot["versions"]] == [1]
-    assert len(alice_bot["recent_games"]) == 6 and alice_bot["rating_history"]
+    assert len(alice_bot["recent_games"]) == 12 and alice_bot["rating_history"]
     assert "Head to head" in server.page("/bots/alicebot%401")
     game_id = alice_bot["recent_games"][0]["id"]
     code, game = server.get(f"/api/games/{game_id}", None)
@@ -299,6 +349,18 @@ def test_uploads_are_built_checked_owned_and_limited(server: Server, tmp_path: P
     assert "<!doctype html>" in server.page(f"/games/{game_id}").lower()
     assert server.get("/api/bots/nobody", None)[0] == 404
     assert server.get("/api/games/999999", None)[0] == 404
+    assert server.get("/api/games/" + "9" * 40, None) == (404, {"error": "no such game"})
+    assert server.get("/api/submissions/" + "9" * 40, alice) == (404, {"error": "no such upload"})
+
+    # carol withdraws her bot on her page: it leaves the ladder, its games stay
+    form = browser.find_element(By.CSS_SELECTOR, "form.withdraw")
+    form.find_element(By.NAME, "token").send_keys(carol)
+    follow(browser, form.find_element(By.TAG_NAME, "button"))
+    done = browser.find_element(By.ID, "done").text
+    assert done == "Upload 6 withdrawn: carolbot left the ladder."
+    board = server.board(0)
+    assert [(r["bot"], r["withdrawn"]) for r in board["older_versions"]] == [("carolbot@1", True)]
+    assert sorted(r["bot"] for r in board["standings"]) == ["alicebot@1", "random"]
 
     # killed and started again: everything is still there
     server.kill()
@@ -308,7 +370,7 @@ def test_uploads_are_built_checked_owned_and_limited(server: Server, tmp_path: P
     assert code == 200 and state["status"] == "ranked" and state["bots"] == ["alicebot"]
     # and now the ladder keeps playing: rounds of 4 rated games between its two players, each
     # round on decks of its own (the same pair again is a new tournament, not the last resumed)
-    board = server.board(6 + 2 * 4)
+    board = server.board(18 + 2 * 4)
     store = Store(server.env["ARENA_DB"])
     rated = [t for t in store.tournaments() if t.name.startswith("ladder: rated games ")]
     assert len(rated) >= 2 and all(sorted(t.entrants) == ["alicebot", "random"] for t in rated)
@@ -353,75 +415,6 @@ class Chatty(FirstLegal):
             print("carolbot thinks <b>hard</b>\\x1b[2J", file=sys.stderr, flush=True)
         return super().act(observation)
 """
-
-
-def test_a_participant_uses_the_pages_in_a_browser(tmp_path: Path) -> None:
-    """The upload form, the leaderboard, a bot's page and the participant's own page, in
-    chromium; the screenshots in docs/serve.md are taken here."""
-    from selenium.webdriver.common.by import By
-
-    server = Server(
-        tmp_path,
-        *("--check-rounds", "2", "--field", "random,knowledge"),
-        *("--ladder-decks", "3", "--rated-decks", "2"),
-    )
-    with headless_chromium(1280, 800) as browser:
-        try:
-            carol = _token(server, "carol <i>c</i>")  # shown on pages: escaped
-            server.start()
-            own = bot_wheel(tmp_path, "carol-bot", "carolbot", extra=CHATTY, factory="Chatty")
-            browser.get(f"{server.url}/submit")
-            browser.find_element(By.NAME, "token").send_keys(carol)
-            browser.find_element(By.NAME, "file").send_keys(str(own))
-            follow(browser, browser.find_element(By.CSS_SELECTOR, "form button"))
-            assert browser.find_element(By.ID, "queued").text.startswith("Upload 1 is queued")
-            assert server.wait_final(carol, 1)["status"] == "ranked"
-            server.board(12 + 4)  # placed against the field, then a round of rated games
-
-            browser.get(f"{server.url}/")
-            rows = browser.find_elements(By.CSS_SELECTOR, "tbody tr")
-            assert sorted(r.find_elements(By.TAG_NAME, "td")[1].text for r in rows) == [
-                "carolbot@1",
-                "knowledge",
-                "random",
-            ]
-            assert browser.find_elements(By.CSS_SELECTOR, "svg.spark polyline")
-            save_docs_image(browser.get_screenshot_as_png(), "serve-leaderboard.png", varies=True)
-
-            follow(browser, browser.find_element(By.LINK_TEXT, "carolbot@1"))
-            assert browser.find_element(By.TAG_NAME, "h1").text == "carolbot@1"
-            assert "carol <i>c</i>" in browser.find_element(By.TAG_NAME, "body").text
-            assert not browser.find_elements(By.CSS_SELECTOR, "td i")  # escaped, not markup
-            save_docs_image(browser.get_screenshot_as_png(), "serve-bot.png", varies=True)
-            follow(browser, browser.find_elements(By.CSS_SELECTOR, "a[href^='/games/']")[0])
-            assert "carolbot" in browser.page_source and "/games/" in browser.current_url
-
-            browser.get(f"{server.url}/me")
-            browser.find_element(By.NAME, "token").send_keys(carol)
-            follow(browser, browser.find_element(By.CSS_SELECTOR, "form button"))
-            heading = browser.find_element(By.TAG_NAME, "h1").text
-            assert heading == "carol <i>c</i>: your uploads"
-            assert "Upload 1: ranked" in browser.find_element(By.TAG_NAME, "body").text
-            # what carol's bot wrote in its games, hers only, escaped and shown
-            browser.find_element(By.CSS_SELECTOR, "details.output summary").click()
-            shown = browser.find_element(By.CSS_SELECTOR, "details.output").text
-            assert "carolbot thinks <b>hard</b>\\x1b[2J" in shown
-            code, mine = server.get("/api/submissions/1", carol)
-            assert code == 200 and mine["output"]["carolbot@1"]
-
-            # carol withdraws her bot: it leaves the ladder, its games stay
-            form = browser.find_element(By.CSS_SELECTOR, "form.withdraw")
-            form.find_element(By.NAME, "token").send_keys(carol)
-            follow(browser, form.find_element(By.TAG_NAME, "button"))
-            done = browser.find_element(By.ID, "done").text
-            assert done == "Upload 1 withdrawn: carolbot left the ladder."
-            board = server.board(0)
-            assert [(r["bot"], r["withdrawn"]) for r in board["older_versions"]] == [
-                ("carolbot@1", True)
-            ]
-            assert "carolbot@1" not in [r["bot"] for r in board["standings"]]
-        finally:
-            server.kill()
 
 
 def test_a_server_stopped_mid_build_queues_the_upload_again(tmp_path: Path) -> None:

@@ -63,11 +63,17 @@ async def _drain(request: Request, length: int) -> None:
         pass
 
 
+def _number(text: str, what: str) -> int:
+    """A stored thing's number from a URL or a form (404 when it is none: not digits, or more
+    than a database integer holds)."""
+    if not text.isascii() or not text.isdigit() or len(text) > 18:
+        raise ApiError(404, f"no such {what}")
+    return int(text)
+
+
 def _upload_id(text: str) -> int:
     """An upload's number from a URL or a form (404 when it is none)."""
-    if not text.isdigit() or len(text) > 18:
-        raise ApiError(404, "no such upload")
-    return int(text)
+    return _number(text, "upload")
 
 
 def _error(status: int, message: str) -> JSONResponse:
@@ -257,9 +263,8 @@ def create_app(
 
     def ladder_game(request: Request) -> tuple[int, StoredGame, bool]:
         try:
-            game_id = int(request.path_params["game_id"])
-            tid, game = store.game(game_id)
-        except (ValueError, StoreError):
+            tid, game = store.game(_number(str(request.path_params["game_id"]), "game"))
+        except StoreError:
             raise ApiError(404, "no such game") from None
         if not is_ladder_game(store, ladder.settings, tid):
             raise ApiError(404, "no such game")
