@@ -12,14 +12,13 @@ the competition: no page ever refits or reads the games themselves.
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
 from sqlalchemy import delete, select, update
 
 from leaderboard.models import Competition, LadderSeat, LadderSnapshot
-from leaderboard.standings import Standings
 from leaderboard.store import Store
 
 #: How many snapshots a rating history is drawn from at most (spread evenly, the latest last).
@@ -124,14 +123,15 @@ class Snapshot:
 
 
 def save_snapshot(
-    store: Store, name: str, standings: Standings | None, games: int, through_game: int
+    store: Store, name: str, standings: Mapping[str, Any], games: int, through_game: int
 ) -> int:
-    """Store competition ``name``'s standings (``None``: no game yet) as its latest snapshot;
-    its id. The snapshots before it keep their leaderboard rows only (the history needs no
-    more), and once there are over :data:`KEPT_SNAPSHOTS`, every other one older than the
-    latest :data:`RECENT_SNAPSHOTS` is dropped: the history stays spread over the whole
-    competition while the table stays bounded."""
-    data: dict[str, Any] = {} if standings is None else standings.to_dict()
+    """Store competition ``name``'s standings as its latest snapshot (``standings`` as
+    :meth:`~leaderboard.standings.Standings.to_dict` gives them, or its ``standings``, ``pairs``
+    and ``faults`` alone; empty: no game yet); its id. The snapshots before it keep their
+    leaderboard rows only (the history needs no more), and once there are over
+    :data:`KEPT_SNAPSHOTS`, every other one older than the latest :data:`RECENT_SNAPSHOTS` is
+    dropped: the history stays spread over the whole competition while the table stays
+    bounded."""
     with store.transaction() as session:
         ids = list(
             session.scalars(
@@ -153,9 +153,9 @@ def save_snapshot(
             competition=name,
             games=games,
             through_game=through_game,
-            standings=data.get("standings", []),
-            pairs=data.get("pairs", {}),
-            faults=data.get("faults", {}),
+            standings=standings.get("standings", []),
+            pairs=standings.get("pairs", {}),
+            faults=standings.get("faults", {}),
         )
         session.add(row)
         session.flush()
@@ -183,6 +183,19 @@ def _snapshot(row: LadderSnapshot) -> Snapshot:
         pairs=dict(row.pairs or {}),
         faults=dict(row.faults or {}),
     )
+
+
+def looked_up_to(store: Store, name: str) -> int | None:
+    """The last game id competition ``name``'s latest snapshot looked at (``None``: no snapshot
+    yet): one number, without reading the snapshot."""
+    with store.transaction() as session:
+        found = session.scalar(
+            select(LadderSnapshot.through_game)
+            .where(LadderSnapshot.competition == name)
+            .order_by(LadderSnapshot.id.desc())
+            .limit(1)
+        )
+    return None if found is None else int(found)
 
 
 def latest_snapshot(store: Store, name: str) -> Snapshot | None:

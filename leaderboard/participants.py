@@ -61,6 +61,11 @@ class UploadInfo:
     created: dt.datetime
     updated: dt.datetime
 
+    @property
+    def players(self) -> list[str]:
+        """Its bots as ladder players, ``NAME@VERSION`` (none before it is built)."""
+        return [] if self.version is None else [f"{b}@{self.version}" for b in self.bots]
+
     def to_json(self, with_log: bool) -> dict[str, Any]:
         """The upload for the HTTP API (its log only for its own participant)."""
         out: dict[str, Any] = {

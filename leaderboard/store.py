@@ -961,37 +961,18 @@ class Store:
         with self._session() as session:
             self._tournament(session, tournament_id)
             rows = session.execute(
-                select(Game.id, Game.key, Deck.position, Game.rotation, Game.created, Game.record)
-                .outerjoin(Deck, Game.deck_id == Deck.id)
-                .where(Game.tournament_id == tournament_id)
-                .order_by(Game.id)
+                self._stored_rows().where(Game.tournament_id == tournament_id).order_by(Game.id)
             ).all()
-        return [
-            StoredGame(gid, key, position, rotation, created, GameRecord.from_json(record))
-            for gid, key, position, rotation, created, record in rows
-        ]
+        return [_stored_game(row) for row in rows]
 
     def game(self, game_id: int) -> tuple[int, StoredGame]:
         """The game with id ``game_id`` (as :meth:`stored_games` gives it) and the id of its
         tournament. Raises :class:`StoreError` when there is no such game."""
         with self._session() as session:
-            row = session.execute(
-                select(
-                    Game.tournament_id,
-                    Game.id,
-                    Game.key,
-                    Deck.position,
-                    Game.rotation,
-                    Game.created,
-                    Game.record,
-                )
-                .outerjoin(Deck, Game.deck_id == Deck.id)
-                .where(Game.id == game_id)
-            ).one_or_none()
+            row = session.execute(self._stored_rows().where(Game.id == game_id)).one_or_none()
         if row is None:
             raise StoreError(f"no game with id {game_id} in {_mask(self.url)!r}")
-        tid, gid, key, position, rotation, created, record = row
-        return tid, StoredGame(gid, key, position, rotation, created, GameRecord.from_json(record))
+        return int(row.tournament_id), _stored_game(row)
 
     def games(self, tournament_id: int) -> list[GameRecord]:
         """The tournament's game records, rebuilt from JSON, in the order they were stored."""
@@ -1055,21 +1036,15 @@ class Store:
         while True:
             with self._session() as session:
                 rows = session.execute(
-                    select(
-                        Game.id, Game.key, Deck.position, Game.rotation, Game.created, Game.record
-                    )
-                    .outerjoin(Deck, Game.deck_id == Deck.id)
+                    self._stored_rows()
                     .where(Game.tournament_id == tournament_id, Game.id > last)
                     .order_by(Game.id)
                     .limit(batch)
                 ).all()
-            for gid, key, position, rotation, created, record in rows:
-                yield StoredGame(
-                    gid, key, position, rotation, created, GameRecord.from_json(record)
-                )
+            yield from (_stored_game(row) for row in rows)
             if len(rows) < batch:
                 return
-            last = rows[-1][0]
+            last = rows[-1].id
 
     def games_of(
         self, tournament_ids: Collection[int], batch: int = BATCH
@@ -1086,29 +1061,33 @@ class Store:
         while True:
             with self._session() as session:
                 rows = session.execute(
-                    select(
-                        Game.tournament_id,
-                        Game.id,
-                        Game.key,
-                        Deck.position,
-                        Game.rotation,
-                        Game.created,
-                        Game.record,
-                    )
-                    .outerjoin(Deck, Game.deck_id == Deck.id)
+                    self._stored_rows()
                     .where(Game.tournament_id.between(low, high), Game.id > last)
                     .order_by(Game.id)
                     .limit(batch)
                 ).all()
-            for tid, gid, key, position, rotation, created, record in rows:
-                if tid in chosen:
-                    game = StoredGame(
-                        gid, key, position, rotation, created, GameRecord.from_json(record)
-                    )
-                    yield tid, game
+            yield from (
+                (row.tournament_id, _stored_game(row))
+                for row in rows
+                if row.tournament_id in chosen
+            )
             if len(rows) < batch:
                 return
-            last = rows[-1][1]
+            last = rows[-1].id
+
+    @staticmethod
+    def _stored_rows() -> Select[Any]:
+        """The columns of a :class:`StoredGame` (read by :func:`_stored_game`) and the game's
+        tournament."""
+        return select(
+            Game.tournament_id,
+            Game.id,
+            Game.key,
+            Deck.position,
+            Game.rotation,
+            Game.created,
+            Game.record,
+        ).outerjoin(Deck, Game.deck_id == Deck.id)
 
     @staticmethod
     def _game_rows() -> Select[Any]:
@@ -1211,6 +1190,13 @@ class Store:
                 .limit(1)
             ).one_or_none()
         return None if row is None else (row[0], row[1])
+
+
+def _stored_game(row: Any) -> StoredGame:
+    """A row of :meth:`Store._stored_rows` as a :class:`StoredGame`."""
+    return StoredGame(
+        row.id, row.key, row.position, row.rotation, row.created, GameRecord.from_json(row.record)
+    )
 
 
 def _seats_one_of(dialect: str, names: Collection[str]) -> ColumnElement[bool]:

@@ -141,7 +141,7 @@ def test_snapshots_stay_bounded_and_spread(store: Store, monkeypatch: pytest.Mon
         _snapshot(store, minute, {"a": (1500 + minute, 2 * minute + 2)})
     with store.transaction() as session:
         session.execute(LadderSnapshot.__table__.update().values(pairs={"a": {"b": {"games": 1}}}))
-    newest = C.save_snapshot(store, "ladder", None, 0, 10_000)
+    newest = C.save_snapshot(store, "ladder", {}, 0, 10_000)
     with store.transaction() as session:
         kept = session.scalars(select(LadderSnapshot.id).order_by(LadderSnapshot.id)).all()
         before = session.scalar(select(LadderSnapshot.pairs).where(LadderSnapshot.id == kept[-2]))

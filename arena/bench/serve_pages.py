@@ -278,20 +278,12 @@ def _store_tournament(store: Store, plan: Plan, entries: Sequence[GameEntry]) ->
     """Store ``plan``'s tournament with its played ``entries``, finished, and its ladder seats
     (each entrant a reference bot: its own ladder player, as
     :func:`arena.serve.ladder.ladder_seats` would record it); its id."""
+    from arena.tournament.runner import start
     from leaderboard import competition as C
 
-    tid = store.start_tournament(
-        plan.name,
-        plan.configuration,
-        plan.spec.seed,
-        plan.spec.variant,
-        plan.spec.players,
-        plan.entrants,
-        plan.decks,
-        plan.secret,
-    )
-    for start in range(0, len(entries), 1000):
-        store.record_block(tid, entries[start : start + 1000])
+    tid = start(plan, store)
+    for first in range(0, len(entries), 1000):
+        store.record_block(tid, entries[first : first + 1000])
     store.set_status(tid, "finished")
     C.record_seats(store, tid, {e.name: e.name for e in plan.entrants})
     return tid
@@ -300,27 +292,12 @@ def _store_tournament(store: Store, plan: Plan, entries: Sequence[GameEntry]) ->
 def _repeat_latest_snapshot(store: Store, name: str) -> None:
     """Store competition ``name``'s latest snapshot again, as it is (the same fit, games and
     last game looked at), as the next one."""
-    from sqlalchemy import select
+    from leaderboard import competition as C
 
-    from leaderboard.models import LadderSnapshot
-
-    with store.transaction() as session:
-        row = session.scalars(
-            select(LadderSnapshot)
-            .where(LadderSnapshot.competition == name)
-            .order_by(LadderSnapshot.id.desc())
-            .limit(1)
-        ).one()
-        session.add(
-            LadderSnapshot(
-                competition=name,
-                games=row.games,
-                through_game=row.through_game,
-                standings=row.standings,
-                pairs=row.pairs,
-                faults=row.faults,
-            )
-        )
+    latest = C.latest_snapshot(store, name)
+    assert latest is not None  # a real refit comes first
+    fit = {"standings": latest.standings, "pairs": latest.pairs, "faults": latest.faults}
+    C.save_snapshot(store, name, fit, latest.games, latest.through_game)
 
 
 def build_ladder(

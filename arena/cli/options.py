@@ -229,6 +229,33 @@ def command_sandbox(mode: str, memory_mb: int = 2048, hide: tuple[str, ...] = ()
     return sandbox
 
 
+def executor_options(f: F) -> F:
+    """``--workers``, ``--executor``, ``--ray-address``: where a tournament's blocks of games are
+    played."""
+    f = click.option(
+        "--ray-address",
+        metavar="ADDRESS",
+        default=None,
+        help="With --executor ray: the cluster to join (auto: the one this machine is part of, "
+        "or HOST:PORT of its head). Default: start a Ray instance on this machine.",
+    )(f)
+    f = click.option(
+        "--executor",
+        type=click.Choice(["local", "ray"]),
+        default="local",
+        show_default=True,
+        help="Where blocks of games are played: worker processes here, or Ray actors on a Ray "
+        "cluster (docs/cluster.md; needs pip install 'loveletter-arena[ray]').",
+    )(f)
+    return click.option(
+        "--workers",
+        type=click.IntRange(min=1),
+        default=None,
+        help="Worker processes (default: one per core); with --executor ray, Ray actors "
+        "(default: one per CPU of the cluster).",
+    )(f)
+
+
 def db_option(f: F) -> F:
     """``--db``: the database URL."""
     return click.option(

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import click
 
-from arena.cli.options import db_option, json_option
+from arena.cli.options import db_option, executor_options, json_option
 from arena.errors import ArenaError, printable
 
 
@@ -77,27 +77,7 @@ from arena.errors import ArenaError, printable
     show_default=True,
     help="Rule set of the ladder.",
 )
-@click.option(
-    "--workers",
-    type=click.IntRange(min=1),
-    default=None,
-    help="Worker processes each ladder tournament plays on (default: one per core); with "
-    "--executor ray, Ray actors.",
-)
-@click.option(
-    "--executor",
-    type=click.Choice(["local", "ray"]),
-    default="local",
-    show_default=True,
-    help="Where the ladder's games are played: worker processes here, or a Ray cluster "
-    "(docs/cluster.md).",
-)
-@click.option(
-    "--ray-address",
-    default=None,
-    metavar="ADDRESS",
-    help="With --executor ray: the cluster to join (as arena tournament --ray-address).",
-)
+@executor_options
 @db_option
 @click.pass_context
 def serve(

@@ -16,6 +16,7 @@ from arena.cli.options import (
     anchor_option,
     command_sandbox,
     db_option,
+    executor_options,
     given,
     hidden_paths,
     isolation_options,
@@ -74,28 +75,7 @@ if TYPE_CHECKING:
 @move_time_option
 @isolation_options
 @restart_time_option
-@click.option(
-    "--workers",
-    type=click.IntRange(min=1),
-    default=None,
-    help="Worker processes (default: one per core); with --executor ray, Ray actors "
-    "(default: one per CPU of the cluster).",
-)
-@click.option(
-    "--executor",
-    type=click.Choice(["local", "ray"]),
-    default="local",
-    show_default=True,
-    help="Where blocks of games are played: worker processes here, or Ray actors on a Ray "
-    "cluster (docs/cluster.md; needs pip install 'loveletter-arena[ray]').",
-)
-@click.option(
-    "--ray-address",
-    metavar="ADDRESS",
-    default=None,
-    help="With --executor ray: the cluster to join (auto: the one this machine is part of, "
-    "or HOST:PORT of its head). Default: start a Ray instance on this machine.",
-)
+@executor_options
 @click.option("--name", default=None, help="A name for a new tournament.")
 @click.option(
     "--gauntlet",

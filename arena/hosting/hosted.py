@@ -118,6 +118,8 @@ class BotLog:
         ``limit`` bytes (with a note of how many more there were), and the new mark."""
         with self._lock:
             written = self.written
+            if written == mark:  # nothing new: the common case, after every block
+                return "", written
             body = b"".join(self._chunks)
         fresh = min(written - mark, len(body))
         kept = body[len(body) - fresh :][-limit:] if fresh > 0 else b""

@@ -36,6 +36,11 @@ def finalists(store: Store, settings: LadderSettings) -> list[str]:
     return [str(r["bot"]) for r in current]
 
 
+def _final(store: Store, settings: LadderSettings) -> list[tuple[int, str, str]]:
+    """The competition's final round-robin, if it was started: ``[(id, name, status)]``."""
+    return [t for t in store.tournament_names(settings.final_name) if t[1] == settings.final_name]
+
+
 def finish_competition(
     store: Store, name: str, decks: int, play: list[str], report: Path | None = None
 ) -> Path:
@@ -44,7 +49,7 @@ def finish_competition(
     finished (the competition is finished from then on: its decks are shown), and write its
     report to ``report`` (default :func:`report_path`); the report's path."""
     settings = LadderSettings(name)
-    stored = [t for t in store.tournament_names(settings.final_name) if t[1] == settings.final_name]
+    stored = _final(store, settings)
     if stored:
         command = ["--resume", str(stored[0][0])]
     else:
@@ -63,7 +68,7 @@ def finish_competition(
         ]
     C.set_competition(store, replace(C.competition(store, name), frozen=True, final=True))
     code = subprocess.run([*ARENA, "tournament", *command, *play, "--db", store.url]).returncode
-    found = [t for t in store.tournament_names(settings.final_name) if t[1] == settings.final_name]
+    found = _final(store, settings)
     if code != 0 or not found or found[0][2] != "finished":
         raise ArenaError(
             f"the final round-robin of {name!r} did not finish (arena tournament exited {code}): "

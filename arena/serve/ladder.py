@@ -112,7 +112,7 @@ class Ladder(Background):
                 latest[done.distribution] = done
         return [
             *self.settings.field,
-            *(f"{b}@{u.version}" for u in latest.values() for b in u.bots),
+            *(player for u in latest.values() for player in u.players),
         ]
 
     def rate_one_pair(self) -> bool:

@@ -65,22 +65,30 @@ def latest_versions(
     ``withdrawn`` versions, which keep their history."""
     newest: dict[str, int] = {}
     for row in rows:
-        name, _, version = str(row["bot"]).rpartition("@")
-        if name and version.isdigit() and row["bot"] not in withdrawn:
-            newest[name] = max(newest.get(name, 0), int(version))
+        found = submitted(str(row["bot"]))
+        if found is not None and row["bot"] not in withdrawn:
+            newest[found[0]] = max(newest.get(found[0], 0), found[1])
     current: list[dict[str, Any]] = []
     older: list[dict[str, Any]] = []
     for row in rows:
-        name, _, version = str(row["bot"]).rpartition("@")
-        submitted = bool(name) and version.isdigit()
-        stale = submitted and (row["bot"] in withdrawn or int(version) < newest.get(name, 0))
+        found = submitted(str(row["bot"]))
+        stale = found is not None and (
+            row["bot"] in withdrawn or found[1] < newest.get(found[0], 0)
+        )
         (older if stale else current).append(row)
     return current, older
 
 
+def submitted(player: str) -> tuple[str, int] | None:
+    """The bot name and version of a submitted bot's ladder player ``NAME@VERSION``; ``None``
+    for a reference bot (its player is its name)."""
+    name, _, version = player.rpartition("@")
+    return (name, int(version)) if name and version.isdigit() else None
+
+
 def withdrawn_players(store: Store) -> set[str]:
     """The ladder players (``NAME@VERSION``) whose uploads were withdrawn."""
-    return {f"{b}@{u.version}" for u in P.uploads(store, status="withdrawn") for b in u.bots}
+    return {player for u in P.uploads(store, status="withdrawn") for player in u.players}
 
 
 def _when(moment: dt.datetime | None) -> str | None:
@@ -90,8 +98,8 @@ def _when(moment: dt.datetime | None) -> str | None:
 def _version(player: str) -> str:
     """What a leaderboard shows as ``player``'s version: the number of ``NAME@VERSION``, or
     ``reference`` for a bot of the arena's own."""
-    name, _, version = player.rpartition("@")
-    return version if name and version.isdigit() else "reference"
+    found = submitted(player)
+    return "reference" if found is None else str(found[1])
 
 
 def leaderboard_json(store: Store, settings: LadderSettings) -> dict[str, Any]:
@@ -155,11 +163,11 @@ def bot_json(store: Store, settings: LadderSettings, bot: str) -> dict[str, Any]
         tournaments=frozenset(tid for tid, _ in entered),
     )
     found = sorted(store.find_games(query, limit=RECENT_GAMES), key=lambda g: -g.id)
-    name, _, _ = bot.rpartition("@")
+    named = submitted(bot)
     versions = [
         u.to_json(with_log=False)
         for u in P.uploads(store)
-        if name and name in u.bots and u.status != "failed"
+        if named is not None and named[0] in u.bots and u.status != "failed"
     ]
     pairs = {} if latest is None else latest.pairs.get(bot, {})
     return {
@@ -179,14 +187,12 @@ def upload_json(store: Store, upload: P.UploadInfo) -> dict[str, Any]:
     blocks first, each ``tournament``, ``when``, ``text``)."""
     out = upload.to_json(with_log=True)
     output: dict[str, list[dict[str, Any]]] = {}
-    if upload.version is not None:
-        for bot in upload.bots:
-            player = f"{bot}@{upload.version}"
-            seats = C.player_tournaments(store, player, RECENT_TOURNAMENTS)
-            output[player] = [
-                {"tournament": tid, "when": _when(when), "text": text}
-                for tid, _, when, text in store.bot_output(seats, OUTPUT_BLOCKS)
-            ]
+    for player in upload.players:
+        seats = C.player_tournaments(store, player, RECENT_TOURNAMENTS)
+        output[player] = [
+            {"tournament": tid, "when": _when(when), "text": text}
+            for tid, _, when, text in store.bot_output(seats, OUTPUT_BLOCKS)
+        ]
     out["output"] = output
     return out
 

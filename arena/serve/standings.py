@@ -31,7 +31,7 @@ def refresh_standings(store: Store, settings: LadderSettings) -> C.Snapshot | No
     if latest is not None and latest.games == len(games):
         C.looked_through(store, latest.id, newest)
     else:
-        fit = compute_standings(games) if games else None
+        fit = compute_standings(games).to_dict() if games else {}
         C.save_snapshot(store, settings.name, fit, len(games), newest)
     return C.latest_snapshot(store, settings.name)
 
@@ -52,9 +52,9 @@ class StandingsRefresher(Background):
 
     def stale(self) -> bool:
         """Whether a game was stored after the latest snapshot looked."""
-        latest = C.latest_snapshot(self.store, self.settings.name)
+        looked = C.looked_up_to(self.store, self.settings.name)
         newest = self.store.latest_game_id()
-        return newest > 0 and (latest is None or latest.through_game < newest)
+        return newest > 0 and (looked is None or looked < newest)
 
     def work(self) -> bool:
         """Refit if the standings are stale; never goes on at once (a refit a few seconds
