@@ -9,6 +9,7 @@ remembers a deck's cards for the deck's seat-swapped game.
 from __future__ import annotations
 
 import os
+import signal
 import subprocess
 import sys
 import threading
@@ -19,9 +20,13 @@ from pathlib import Path
 
 import pytest
 
-from arena.hosting import epochs
+from arena.hosting import epochs, hosted
 from arena.hosting.cgroups import BotGroup
+from arena.hosting.hosted import HostHandle
+from arena.hosting.plugins import BUILTIN_PLUGIN
 from arena.hosting.sandbox import choose_sandbox
+from arena.referee.play import InProcessHandle, Referee
+from bots.uniform import UniformBot
 from leaderboard.store import Store
 
 
@@ -128,6 +133,38 @@ def test_a_fork_server_waiting_for_a_core_is_not_at_fault(
         waiting.kill()
         group.close()
         waiting.wait()
+
+
+@pytest.mark.parametrize("when", [1, 2], ids=["while-held-at-start", "after-a-fresh-start"])
+def test_a_fork_server_killed_from_outside_is_its_exit_not_an_internal_fault(
+    bubblewrap: None, monkeypatch: pytest.MonkeyPatch, when: int
+) -> None:
+    """The kernel may kill a fork server at any moment (for the machine's memory, say): where
+    that happens while the referee stops it (when its host starts, or after it forked a fresh
+    process), the game's fault is the bot's ``exited``, the same as anywhere else, not an
+    ``internal`` one (CI once saw ``cannot hold ...: No such file or directory: '/proc/N/stat'``
+    there). The kill comes just before the referee's :func:`epochs.stop` number ``when``."""
+    _freezes()
+    calls = []
+
+    def killed_first(pid: int) -> None:
+        calls.append(pid)
+        if len(calls) == when:
+            os.kill(pid, signal.SIGKILL)
+            while os.path.exists(f"/proc/{pid}"):
+                time.sleep(0.005)
+        epochs.stop(pid)
+
+    monkeypatch.setattr(hosted, "stop", killed_first)
+    host = HostHandle("random", BUILTIN_PLUGIN, sandbox=choose_sandbox("bwrap"))
+    try:
+        host.new_game("deck")
+        record = Referee("classic").play_round([host, InProcessHandle(UniformBot(), "u")], seed=1)
+    finally:
+        host.close()
+    assert len(calls) >= when
+    assert [(f.seat, f.kind) for f in record.faults] == [(0, "exited")], record.faults
+    assert "its fork server is gone" in record.faults[0].message
 
 
 def _faults(records: list, bot: str) -> list[tuple[str, str]]:

@@ -351,6 +351,8 @@ class HostHandle(BotHandle):
             group.narrow_freezer(p for p in members if p not in bubblewrap)
             stop(zygote)
             self._scratch = ScratchSnapshot.take(Path(f"/proc/{zygote}/root/tmp"))
+        except (FileNotFoundError, ProcessLookupError) as exc:  # it died (or was killed) first
+            self._fail(BotExitedError(f"its fork server is gone ({exc})"))
         except (OSError, CgroupError) as exc:
             self._kill()
             raise ArenaError(f"cannot hold {self.name}'s fork server: {exc}") from None
@@ -402,6 +404,8 @@ class HostHandle(BotHandle):
                 stop(held)
             except EpochError as exc:
                 self._fail(BotProtocolError(str(exc)))
+            except OSError as exc:
+                self._fail(BotExitedError(f"its fork server is gone ({exc})"))
         self._host.freeze()
         self._check(ready, P.READY)
         if held is not None and ready["nonce"] != nonce:
