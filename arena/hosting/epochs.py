@@ -28,6 +28,7 @@ from __future__ import annotations
 import contextlib
 import os
 import re
+import select
 import shutil
 import signal
 import stat
@@ -115,6 +116,24 @@ def wait_exited(pids: set[int], limit: float) -> None:
     :class:`EpochError` if one has not within ``limit`` seconds."""
     start = time.monotonic()
     for pid in pids:
+        try:
+            handle = os.pidfd_open(pid)
+        except ProcessLookupError:
+            continue  # already reaped
+        except OSError:  # no pidfd here: look until it is gone
+            handle = None
+        if handle is not None:
+            with contextlib.closing(select.epoll()) as ready:
+                ready.register(handle, select.EPOLLIN)
+                try:
+                    if not ready.poll(max(0.0, limit - (time.monotonic() - start))):
+                        waited = time.monotonic() - start
+                        raise EpochError(
+                            f"process {pid} still runs {waited:.1f} s after being killed"
+                        )
+                finally:
+                    os.close(handle)
+            continue
         while True:
             try:
                 if _state(pid) in (b"Z", b"X"):

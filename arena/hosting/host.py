@@ -174,6 +174,9 @@ def _serve(
         # a served process's signals change nothing; set before the hello, after which the
         # referee may stop this process at any moment and checks it has no handler left
         _signals(signal.SIG_IGN, fork_server == "held")
+        # what every served process needs (see _play), imported once here, not in each of them
+        import arena.game.events
+        import arena.seeds  # noqa: F401
     send(P.HELLO, protocol=P.PROTOCOL_VERSION, bot=str(spec), plugin=plugin, pid=os.getpid())
     lines = _Lines(proto_in.fileno())
     if fork_server == "none":
