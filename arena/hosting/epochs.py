@@ -114,36 +114,37 @@ def stop(pid: int) -> None:
 def wait_exited(pids: set[int], limit: float) -> None:
     """Wait until every process of ``pids`` has exited (gone, or a zombie); raises
     :class:`EpochError` if one has not within ``limit`` seconds."""
-    start = time.monotonic()
+    deadline = time.monotonic() + limit
     for pid in pids:
-        try:
-            handle = os.pidfd_open(pid)
-        except ProcessLookupError:
-            continue  # already reaped
-        except OSError:  # no pidfd here: look until it is gone
-            handle = None
-        if handle is not None:
-            with contextlib.closing(select.epoll()) as ready:
-                ready.register(handle, select.EPOLLIN)
-                try:
-                    if not ready.poll(max(0.0, limit - (time.monotonic() - start))):
-                        waited = time.monotonic() - start
-                        raise EpochError(
-                            f"process {pid} still runs {waited:.1f} s after being killed"
-                        )
-                finally:
-                    os.close(handle)
-            continue
+        if not _wait_exit(pid, deadline):
+            waited = time.monotonic() - deadline + limit
+            raise EpochError(f"process {pid} still runs {waited:.1f} s after being killed")
+
+
+def _wait_exit(pid: int, deadline: float) -> bool:
+    """Whether process ``pid`` exited by ``deadline`` (``time.monotonic()``): woken by a pidfd
+    when it exits, or, where there are none, by looking at ``/proc`` between short sleeps."""
+    try:
+        handle = os.pidfd_open(pid)
+    except ProcessLookupError:
+        return True  # already reaped
+    except OSError:  # no pidfds here
+        start = time.monotonic()
         while True:
             try:
                 if _state(pid) in (b"Z", b"X"):
-                    break
+                    return True
             except OSError:
-                break
-            waited = time.monotonic() - start
-            if waited > limit:
-                raise EpochError(f"process {pid} still runs {waited:.1f} s after being killed")
-            _pause(waited)
+                return True
+            if time.monotonic() > deadline:
+                return False
+            _pause(time.monotonic() - start)
+    try:
+        ready = select.poll()
+        ready.register(handle, select.POLLIN)
+        return bool(ready.poll(max(0.0, deadline - time.monotonic()) * 1000.0))
+    finally:
+        os.close(handle)
 
 
 def _status(pid: int) -> dict[str, str]:
