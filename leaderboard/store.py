@@ -1296,9 +1296,28 @@ def _sqlite_pragmas(dbapi_connection: Any, _record: Any) -> None:
     being killed, though not a power cut), a busy wait, foreign keys."""
     cursor = dbapi_connection.cursor()
     try:
-        cursor.execute("PRAGMA journal_mode=WAL")
-        cursor.execute("PRAGMA synchronous=NORMAL")  # with WAL: safe when a process is killed
         cursor.execute(f"PRAGMA busy_timeout={int(SQLITE_BUSY_SECONDS * 1000)}")
+        _switch_to_wal(cursor)
+        cursor.execute("PRAGMA synchronous=NORMAL")  # with WAL: safe when a process is killed
         cursor.execute("PRAGMA foreign_keys=ON")
     finally:
         cursor.close()
+
+
+def _switch_to_wal(cursor: Any) -> None:
+    """Put the database in write-ahead logging once. Switching needs the file to itself, and
+    where another connection is switching it at the same moment (two commands opening a new
+    file at once) SQLite answers "database is locked" at once, without its busy wait: so it
+    is tried again until :data:`SQLITE_BUSY_SECONDS` have passed (seen on a loaded machine)."""
+    import sqlite3
+
+    deadline = time.monotonic() + SQLITE_BUSY_SECONDS
+    while True:
+        try:
+            if str(cursor.execute("PRAGMA journal_mode").fetchone()[0]).lower() != "wal":
+                cursor.execute("PRAGMA journal_mode=WAL")
+            return
+        except sqlite3.OperationalError as exc:
+            if "locked" not in str(exc) or time.monotonic() > deadline:
+                raise
+            time.sleep(0.01)

@@ -108,8 +108,8 @@ def test_ctrl_c_mid_run_keeps_what_is_stored(field: Path, tmp_path: Path) -> Non
 
 
 def test_ctrl_c_in_a_field_of_more_than_100(field: Path, tmp_path: Path) -> None:
-    code, took, _ = interrupt(field, tmp_path, 120, lambda lines, db: stored_games(db) > 0)
-    assert code == 130 and took < PROMPT, (code, took)
+    code, took, lines = interrupt(field, tmp_path, 120, lambda lines, db: stored_games(db) > 0)
+    assert code == 130 and took < PROMPT, (code, took, lines[-3:])
 
 
 @pytest.mark.parametrize("delay", [0.05, 0.1, 0.2, 0.3])
