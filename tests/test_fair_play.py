@@ -68,10 +68,12 @@ def test_a_spinning_bot_takes_no_processor_from_its_opponent(
         per_move[opponent].append(record.times[seat] / max(1, record.moves[seat]))
     beside_spinner = sum(per_move["spinner"]) / len(per_move["spinner"])
     beside_idle = sum(per_move["spinner[spin=0]"]) / len(per_move["spinner[spin=0]"])
-    # 40% of the move time (0.1 s of processor) either way: the spinner's child gets no
-    # processor between its moves, in the worker's games against it and in its other games
-    assert beside_spinner == pytest.approx(0.1, rel=0.25), per_move
-    assert beside_idle == pytest.approx(0.1, rel=0.25), per_move
+    # the worker keeps its move time beside the spinner (within 25%): the spinner's child gets
+    # no processor between its moves, in the worker's games against it and in its other games;
+    # about 40% of the move time (0.1 s of processor as its warm_up measured it; a core shared
+    # with a busy neighbour, as on a virtual machine, makes that measure itself vary)
+    assert beside_spinner == pytest.approx(beside_idle, rel=0.25), per_move
+    assert beside_idle == pytest.approx(0.1, rel=0.5), per_move
 
 
 def _games_by_deck(records: list, bot: str) -> dict[tuple[int, int], tuple]:
@@ -99,6 +101,24 @@ def test_a_memorising_bot_gains_nothing_in_seat_swapped_games(
     # the two play the first legal action unless the memory tells them a card: identical games
     # mean it never did, in the seat-swapped games or in the repeats
     assert remembering == forgetting
+
+
+def test_a_memory_kept_through_a_mapping_of_the_fork_server_is_refused(
+    fairplay: None, tmp_path: Path
+) -> None:
+    _freezes()
+    records = tournament(
+        tmp_path, "--bots", "memoriser[via=mapping],firstlegal",
+        "--decks", "balanced:12:5", "--workers", "1",
+    )  # fmt: skip
+    faults = _faults(records, "memoriser[via=mapping]")
+    # the first run of decks writes the file in place; its removal leaves the fork server
+    # mapping a deleted file, found before the next process is forked, for which the bot
+    # forfeits (and then each time a fresh host comes to its next fresh start)
+    assert faults, [(r.seats, r.actions) for r in records]
+    for kind, message in faults:
+        assert kind == "protocol" and "a mapping of a file removed or changed after warm_up" in message
+        assert "it could carry one deck's games into another's" in message
 
 
 def test_a_fork_server_waiting_for_a_core_is_not_at_fault(

@@ -165,14 +165,16 @@ _SHARED_MEMORY = ("/dev/zero", "/memfd:", "/SYSV", "[anon_shmem]", "/dev/shm/")
 #: A line of ``/proc/PID/maps`` for a shared mapping (permissions ``rw-s`` and the like), with
 #: what it maps (empty: anonymous).
 _SHARED_MAPPING = re.compile(rb"^\S+ [r-][w-][x-]s \S+ \S+ \S+ *(.*)$", re.MULTILINE)
+#: A line of ``/proc/PID/maps`` for a mapping of a file that is gone, with its path.
+_DELETED_MAPPING = re.compile(rb"^\S+ \S+ \S+ \S+ \S+ *(.*\(deleted\))$", re.MULTILINE)
 
 
 def check_held(pid: int, pipes: set[int], scratch: str = "/tmp") -> None:
     """Raise :class:`EpochError` if the held process ``pid`` keeps what could carry memory from
     one served process into the next: another thread, a signal handler or blocked signal, an open
     descriptor other than the protocol's ``pipes`` (their inode numbers), ``/dev/null`` and
-    ``/dev/urandom`` and read-only files outside ``scratch``, or a shared mapping of memory or of
-    a file in ``scratch``."""
+    ``/dev/urandom`` and read-only files outside ``scratch``, a shared mapping of memory or of
+    a file in ``scratch``, or any mapping of a file removed since (private or not)."""
     status = _status(pid)
     if status.get("Threads", "1") != "1":
         raise EpochError(f"{status['Threads']} threads after warm_up (one may run, not more)")
@@ -200,6 +202,11 @@ def check_held(pid: int, pipes: set[int], scratch: str = "/tmp") -> None:
         path = found.group(1).decode("utf-8", "replace").strip() or "[anon_shmem]"
         if path.startswith(_SHARED_MEMORY) or path.startswith(scratch) or "(deleted)" in path:
             raise EpochError(f"shared memory after warm_up ({path})")
+    # a private mapping still shows what is written into its file until its pages are copied:
+    # once the file was changed (and so removed, see ScratchSnapshot), a channel
+    for found in _DELETED_MAPPING.finditer(maps):
+        path = found.group(1).decode("utf-8", "replace").strip()
+        raise EpochError(f"a mapping of a file removed or changed after warm_up ({path})")
 
 
 @dataclass
