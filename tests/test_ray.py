@@ -119,6 +119,10 @@ class KillFirstActor:
         return int(self.inner.idle)
 
     @property
+    def free(self) -> int:
+        return int(self.inner.free)
+
+    @property
     def busy(self) -> int:
         return int(self.inner.busy)
 

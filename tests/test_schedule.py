@@ -188,6 +188,21 @@ def test_faults_inside_a_block_count_for_its_later_games():
     assert ledger.verdict(games[6:8], bad) is Verdict.REPLAY
 
 
+def test_a_block_is_at_risk_only_for_a_bot_with_a_known_fault_the_open_games_could_push_out():
+    ledger, games = ledger_for(2)
+    block = games[6:8]  # (x, y), (y, x) on deck 1; x and y sat in games 0-5 too
+    assert not ledger.at_risk(block)  # nobody has a known fault
+    ledger.resolve(0, ["x"])  # x: one fault, games 1-5 open (x in two of them)
+    assert ledger.at_risk(block)
+    for index in range(1, 6):
+        ledger.resolve(index, [])
+    assert not ledger.at_risk(block)  # every game before is known: the counts are exact
+    assert not DisqualificationLedger(games, None).at_risk(block)
+    far, _ = ledger_for(10)
+    far.resolve(0, ["x"])
+    assert not far.at_risk(block)  # x cannot reach 10 faults before or in the block
+
+
 def test_max_faults_must_be_positive():
     with pytest.raises(ValueError):
         DisqualificationLedger([], 0)

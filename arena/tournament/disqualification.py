@@ -84,6 +84,25 @@ class DisqualificationLedger:
         (exact when :meth:`exact_before`)."""
         return self._bounds(index)[0]
 
+    def at_risk(self, block: Sequence[ScheduledGame]) -> bool:
+        """Whether a fault already known of one of ``block``'s entrants, with the games not yet
+        resolved before the block, could disqualify it in the block: a block handed out now
+        might then be played again (see :meth:`verdict`). Entrants without a known fault are
+        taken not to fault, so that blocks of bots that never fault are handed out early."""
+        if self.max_faults is None:
+            return False
+        low, high = self._bounds(block[0].index)
+        within: dict[str, int] = {}
+        for game in block:
+            for name in game.seats:
+                within[name] = within.get(name, 0) + 1
+        return any(
+            low.get(name, 0) > 0
+            and low.get(name, 0) != high.get(name, 0)
+            and high.get(name, 0) + count >= self.max_faults
+            for name, count in within.items()
+        )
+
     def verdict(
         self,
         block: Sequence[ScheduledGame],

@@ -12,11 +12,13 @@ from __future__ import annotations
 import contextlib
 import multiprocessing
 import os
+import queue
 import signal
 import threading
 import traceback
+from collections import deque
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from multiprocessing import resource_tracker
 from multiprocessing.connection import Connection, wait
 from multiprocessing.process import BaseProcess
@@ -66,6 +68,19 @@ def _ctrl_c_held() -> Iterator[None]:
             signal.raise_signal(signal.SIGINT)
 
 
+def _receive_tasks(conn: Connection, tasks: queue.SimpleQueue[BlockTask | None]) -> None:
+    """Move each block the coordinator sends into ``tasks``, then ``None`` once it stops or
+    is gone."""
+    while True:
+        try:
+            task = conn.recv()
+        except (EOFError, OSError):
+            task = None
+        tasks.put(task)
+        if task is None:
+            return
+
+
 def _worker_main(conn: Connection, setup: WorkerSetup, core: int | None) -> None:
     """A worker's life: play each block sent until told to stop or the coordinator is gone."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # drops a Ctrl-C held since the start
@@ -74,12 +89,13 @@ def _worker_main(conn: Connection, setup: WorkerSetup, core: int | None) -> None
         with contextlib.suppress(AttributeError, OSError):  # pinning is an optimisation
             os.sched_setaffinity(0, {core})
     player = BlockPlayer(setup)
+    tasks: queue.SimpleQueue[BlockTask | None] = queue.SimpleQueue()
+    # the pipe is always read, so the coordinator never waits to send the next block while
+    # this worker sends the last one's results (each waiting for the other)
+    threading.Thread(target=_receive_tasks, args=(conn, tasks), daemon=True).start()
     try:
         while True:
-            try:
-                task = conn.recv()
-            except (EOFError, OSError):
-                return
+            task = tasks.get()
             if task is None:
                 return
             try:
@@ -96,19 +112,25 @@ def _worker_main(conn: Connection, setup: WorkerSetup, core: int | None) -> None
         sweep([os.getpid()])
 
 
+#: Blocks a worker holds at once: the one it plays and the next, already sent, so that it never
+#: waits while the coordinator stores what it played.
+QUEUED = 2
+
+
 @dataclass
 class _Worker:
     number: int
     process: BaseProcess
     conn: Connection
-    task: BlockTask | None = None
+    tasks: deque[BlockTask] = field(default_factory=deque)
 
 
 class LocalPool:
     """``workers`` worker processes for one tournament (see the module docstring).
 
-    Hand out blocks with :meth:`submit` while :attr:`idle` is non-zero, collect finished blocks
-    with :meth:`results`; :meth:`close` lets the workers finish and stop their hosts,
+    Hand out blocks with :meth:`submit` while :attr:`idle` is non-zero (each worker takes
+    :data:`QUEUED` blocks: the next one waits in its pipe while it plays one), collect finished
+    blocks with :meth:`results`; :meth:`close` lets the workers finish and stop their hosts,
     :meth:`terminate` stops everything at once.
     """
 
@@ -139,42 +161,49 @@ class LocalPool:
 
     @property
     def idle(self) -> int:
+        """How many more blocks the workers can take now."""
+        return sum(QUEUED - len(w.tasks) for w in self._workers)
+
+    @property
+    def free(self) -> int:
         """How many workers have no block."""
-        return sum(1 for w in self._workers if w.task is None)
+        return sum(1 for w in self._workers if not w.tasks)
 
     @property
     def busy(self) -> int:
-        """How many workers are playing a block."""
-        return self.size - self.idle
+        """How many blocks the workers hold (playing, or next in line)."""
+        return sum(len(w.tasks) for w in self._workers)
 
     def submit(self, task: BlockTask) -> None:
-        """Give ``task`` to an idle worker."""
-        for worker in self._workers:
-            if worker.task is None:
-                worker.task = task
-                worker.conn.send(task)
-                return
-        raise RuntimeError("no idle worker")
+        """Give ``task`` to the worker with the fewest blocks (a free one first)."""
+        worker = min(self._workers, key=lambda w: len(w.tasks))
+        if len(worker.tasks) >= QUEUED:
+            raise RuntimeError("no idle worker")
+        worker.tasks.append(task)
+        worker.conn.send(task)
 
     def results(self, timeout: float | None = None) -> list[BlockResult]:
         """The blocks finished within ``timeout`` seconds (waiting for the first one only)."""
         waiting: dict[Any, _Worker] = {}
         for worker in self._workers:
-            if worker.task is not None:
+            if worker.tasks:
                 waiting[worker.conn] = worker
                 waiting[worker.process.sentinel] = worker
         if not waiting:
             return []
         finished: list[BlockResult] = []
+        answered: set[int] = set()  # a worker's pipe and its sentinel may both be ready
         for ready in wait(list(waiting), timeout):
             worker = waiting[ready]
-            if worker.task is None:  # its pipe and its sentinel were both ready
+            if worker.number in answered:
                 continue
+            answered.add(worker.number)
+            block = worker.tasks[0].block
             if ready is not worker.conn and not worker.conn.poll():
                 worker.process.join(1)
                 raise WorkerError(
                     f"worker {worker.number} died (exit code {worker.process.exitcode}) "
-                    f"while playing block {worker.task.block}"
+                    f"while playing block {block}"
                 )
             try:
                 message = worker.conn.recv()
@@ -182,13 +211,11 @@ class LocalPool:
                 worker.process.join(1)
                 raise WorkerError(
                     f"worker {worker.number} died (exit code {worker.process.exitcode}) "
-                    f"while playing block {worker.task.block}"
+                    f"while playing block {block}"
                 ) from None
             if message[0] == "error":
-                raise WorkerError(
-                    f"worker {worker.number} failed in block {worker.task.block}: {message[1]}"
-                )
-            worker.task = None
+                raise WorkerError(f"worker {worker.number} failed in block {block}: {message[1]}")
+            worker.tasks.popleft()
             finished.append(message[1])
         return finished
 

@@ -356,6 +356,11 @@ class RayExecutor:
         return max(0, free - len(self._lost))
 
     @property
+    def free(self) -> int:
+        """How many actors have no block (every block waits for none: the same as idle)."""
+        return self.idle
+
+    @property
     def busy(self) -> int:
         """How many blocks it is playing, or holds to play again."""
         return len(self._flight) + len(self._lost)

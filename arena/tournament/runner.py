@@ -427,8 +427,12 @@ class Executor(Protocol):
         """How many more blocks it can take now."""
 
     @property
+    def free(self) -> int:
+        """How many workers have no block at all (a block handed to a busy one waits for it)."""
+
+    @property
     def busy(self) -> int:
-        """How many blocks it is playing."""
+        """How many blocks it is playing (or holds, next in line)."""
 
     def submit(self, task: BlockTask) -> None:
         """Start playing ``task``."""
@@ -627,17 +631,22 @@ def _run(
         while cursor < len(pending) or replays or pool.busy or held:
             while pool.idle and (replays or cursor < len(pending)):
                 if replays:
+                    games = blocks[replays[0]]
+                else:
+                    # near the end, smaller blocks so that no worker is left idle for long
+                    share = math.ceil((len(pending) - cursor) / (2 * (pool.idle + pool.busy)))
+                    end = _run_end(pending, cursor, min(size, share))
+                    games = tuple(pending[cursor:end])
+                if not pool.free and ledger.at_risk(games):
+                    break  # behind a block in play whose faults could disqualify one of its bots
+                if replays:
                     number = replays.popleft()
                     summary.replays += 1
                 else:
                     number = next_block
                     next_block += 1
-                    # near the end, smaller blocks so that no worker is left idle for long
-                    share = math.ceil((len(pending) - cursor) / (2 * (pool.idle + pool.busy)))
-                    end = _run_end(pending, cursor, min(size, share))
-                    blocks[number] = tuple(pending[cursor:end])
+                    blocks[number] = games
                     cursor = end
-                games = blocks[number]
                 pool.submit(BlockTask(number, games, ledger.known_counts(games[0].index)))
             if not pool.busy and not replays and cursor >= len(pending) and held:
                 raise RuntimeError("finished blocks wait for nothing (a bug)")
