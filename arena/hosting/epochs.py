@@ -7,18 +7,22 @@ host therefore serves its bot from processes forked after ``warm_up`` (a *fork s
 one before any deck the serving process has played already (an *epoch* is the life of one served
 process: each deck at most once).
 
-Where the bot's control group can be frozen, the forking process is *held*: stopped (``SIGSTOP``,
-:func:`stop`) whenever it is not forking, so it never runs while its served processes play, and
-frozen with the bot's group between requests. Nothing of the bot can continue it: the sandbox's
-system-call filter refuses to send ``SIGCONT`` and refuses ``setpgid``
-(:mod:`arena.hosting.seccomp`), and the referee checks that it is still stopped before it lets it
-fork. (A process stays in its control group, so the fork server is not held in a frozen group of
-its own: every fresh process would then have to be moved out of it, which costs a v1 hierarchy
-milliseconds per move.) It is checked from outside before each fork (this module): a
-single thread, no signal handler, no blocked signal, no shared writable memory and no open file
-or pipe but the protocol's, since any of those could carry what a served process learned into the
-next one. The referee ends the served processes itself, and puts back the bot's ``/tmp`` as it
-was after ``warm_up`` (:class:`ScratchSnapshot`). Elsewhere (no control group, no freezer, no
+Where the bot's control group can be frozen, the forking process is *held*: stopped whenever it
+is not forking, so it never runs while its served processes play, and frozen with the bot's
+group between requests. The referee stops it (``SIGSTOP``, :func:`stop`) once it has said hello;
+after each fork it stops itself before it could read the pipe again, and the referee waits until
+it has (:func:`wait_stopped`) before its new process is asked anything (were the referee to stop
+it too, it could stop twice and swallow the continue of the next fork). Nothing of the bot can
+continue it: the sandbox's system-call filter refuses to send ``SIGCONT`` and refuses
+``setpgid`` (:mod:`arena.hosting.seccomp`), and the referee checks that it is still stopped
+before it lets it fork. (A process stays in its control group, so the fork server is not held
+in a frozen group of its own: every fresh process would then have to be moved out of it, which
+costs a v1 hierarchy milliseconds per move.) It is checked from outside before each fork (this
+module): a single thread, no signal handler, no blocked signal, no shared writable memory, no
+mapping of a file removed since, and no open file or pipe but the protocol's, since any of those
+could carry what a served process learned into the next one. The referee ends the served
+processes itself, and puts back the bot's ``/tmp`` as it was after ``warm_up``
+(:class:`ScratchSnapshot`). Elsewhere (no control group, no freezer, no
 sandbox) the server is cooperative: a served process ends when asked, which holds for bots that
 do not rewrite the host's own code (the arena's own bots, and bots run unsandboxed on purpose).
 """
@@ -27,7 +31,6 @@ from __future__ import annotations
 
 import contextlib
 import os
-import re
 import select
 import shutil
 import signal
@@ -83,9 +86,9 @@ def processor_time(pid: int) -> float:
         return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
-#: Seconds of processor a fork server may use between being sent ``SIGSTOP`` and being stopped:
-#: it stops the first time it runs (it is sent the signal only once it has forked, waiting on its
-#: pipe), so more than this is its own doing.
+#: Seconds of processor a fork server may use between being told to stop (sent ``SIGSTOP``, or
+#: having forked) and being stopped: it stops the first time it runs, so more than this is its own
+#: doing.
 STOP_PROCESSOR = 0.5
 #: Seconds a fork server may take to stop however little processor it used: on a loaded machine a
 #: process that has to run to stop can wait for a core for over a second (seen with more
@@ -95,10 +98,19 @@ STOP_TIME = 20.0
 
 def stop(pid: int) -> None:
     """Stop process ``pid`` (``SIGSTOP``, which it can neither catch nor ignore) and wait until
-    it is stopped: raises :class:`EpochError` if it uses :data:`STOP_PROCESSOR` seconds of
-    processor or :data:`STOP_TIME` seconds first, :class:`OSError` if it is gone."""
+    it is stopped (see :func:`wait_stopped`)."""
     ran = processor_time(pid)
     os.kill(pid, signal.SIGSTOP)
+    wait_stopped(pid, ran)
+
+
+def wait_stopped(pid: int, ran: float | None = None) -> None:
+    """Wait until process ``pid``, sent ``SIGSTOP`` or stopping itself, is stopped: raises
+    :class:`EpochError` if it uses :data:`STOP_PROCESSOR` seconds of processor (beyond ``ran``,
+    the processor it had used when told to stop; default: now) or :data:`STOP_TIME` seconds
+    first, :class:`OSError` if it is gone."""
+    if ran is None:
+        ran = processor_time(pid)
     start = time.monotonic()
     while not stopped(pid):
         waited = time.monotonic() - start
@@ -162,13 +174,6 @@ _HARMLESS = {"/dev/null", "/dev/urandom"}
 _SHARED_MEMORY = ("/dev/zero", "/memfd:", "/SYSV", "[anon_shmem]", "/dev/shm/")
 
 
-#: A line of ``/proc/PID/maps`` for a shared mapping (permissions ``rw-s`` and the like), with
-#: what it maps (empty: anonymous).
-_SHARED_MAPPING = re.compile(rb"^\S+ [r-][w-][x-]s \S+ \S+ \S+ *(.*)$", re.MULTILINE)
-#: A line of ``/proc/PID/maps`` for a mapping of a file that is gone, with its path.
-_DELETED_MAPPING = re.compile(rb"^\S+ \S+ \S+ \S+ \S+ *(.*\(deleted\))$", re.MULTILINE)
-
-
 def check_held(pid: int, pipes: set[int], scratch: str = "/tmp") -> None:
     """Raise :class:`EpochError` if the held process ``pid`` keeps what could carry memory from
     one served process into the next: another thread, a signal handler or blocked signal, an open
@@ -198,15 +203,20 @@ def check_held(pid: int, pipes: set[int], scratch: str = "/tmp") -> None:
         raise EpochError(f"an open descriptor {name} ({target}) after warm_up")
     with open(f"/proc/{pid}/maps", "rb") as f:
         maps = f.read()
-    for found in _SHARED_MAPPING.finditer(maps):
-        path = found.group(1).decode("utf-8", "replace").strip() or "[anon_shmem]"
-        if path.startswith(_SHARED_MEMORY) or path.startswith(scratch) or "(deleted)" in path:
+    for line in maps.split(b"\n"):
+        perms = line.find(b" ") + 1  # a line: range, permissions, offset, device, inode, path
+        shared = line[perms + 3 : perms + 4] == b"s"
+        deleted = line.endswith(b"(deleted)")
+        if not (shared or deleted):
+            continue
+        fields = line.split(None, 5)
+        path = fields[5].decode("utf-8", "replace") if len(fields) > 5 else "[anon_shmem]"
+        if shared and (path.startswith((*_SHARED_MEMORY, scratch)) or deleted):
             raise EpochError(f"shared memory after warm_up ({path})")
-    # a private mapping still shows what is written into its file until its pages are copied:
-    # once the file was changed (and so removed, see ScratchSnapshot), a channel
-    for found in _DELETED_MAPPING.finditer(maps):
-        path = found.group(1).decode("utf-8", "replace").strip()
-        raise EpochError(f"a mapping of a file removed or changed after warm_up ({path})")
+        if deleted:
+            # a private mapping still shows what is written into its file until its pages are
+            # copied: once the file was changed (and so removed, see ScratchSnapshot), a channel
+            raise EpochError(f"a mapping of a file removed or changed after warm_up ({path})")
 
 
 @dataclass

@@ -203,6 +203,9 @@ def _serve(
                 os._exit(_play(bot, _Lines(lines.fd, lines.rest), send))
             if fork_server != "cooperative":
                 lines.rest = b""
+                # held: stopped before this process could read a request meant for its child;
+                # the referee waits for it, and continues it for the next fork only
+                os.kill(os.getpid(), signal.SIGSTOP)
                 break
             _, status = os.waitpid(child, 0)
             if not os.WIFEXITED(status) or os.WEXITSTATUS(status) != _FRESH_EXIT:

@@ -48,6 +48,7 @@ from arena.hosting.epochs import (
     stop,
     stopped,
     wait_exited,
+    wait_stopped,
 )
 from arena.hosting.sandbox import HostProcess, Sandbox, choose_sandbox
 from arena.hosting.submissions import parse_ref, snapshot_dir
@@ -400,8 +401,8 @@ class HostHandle(BotHandle):
         self._send(P.encode(P.FRESH, nonce=nonce))
         ready = self._receive(FRESH_TIME, "to a fresh start")
         if held is not None:
-            try:
-                stop(held)
+            try:  # it stops itself once it has forked: sent SIGSTOP too, it could stop twice
+                wait_stopped(held)
             except EpochError as exc:
                 self._fail(BotProtocolError(str(exc)))
             except OSError as exc:
