@@ -21,7 +21,7 @@ from typing import Any
 
 import pytest
 from browsers import follow, headless_chromium, save_docs_image
-from wheels import bot_wheel
+from wheels import PLUGIN, bot_wheel
 
 from arena.serve.background import ARENA
 from leaderboard import participants as P
@@ -244,14 +244,18 @@ def _a_competition(server: Server, tmp_path: Path, browser: Any) -> None:
         ("random", 6),
     ]
 
-    # the same distribution from someone else: refused, and nothing of alice's is bob's to read
+    # the same distribution from someone else, a project directory (packed as a source package
+    # and built there): refused, and nothing of alice's is bob's to read
     (tmp_path / "b").mkdir()
     theirs = bot_wheel(tmp_path / "b", "alice-bot", "bobbot")
-    code, answer = server.post_file(bob, theirs.name, theirs.read_bytes())
-    assert code == 202
-    state = server.wait_final(bob, answer["id"])
-    assert state["status"] == "failed"
+    project = _project(tmp_path / "b" / "project", "alice-bot", "bobbot")
+    sent = server.arena("submit", str(project), "--server", server.url, "--token", bob, "--json")
+    assert sent.returncode == 1, sent.stderr
+    state = json.loads(sent.stdout)
+    assert (state["status"], state["filename"]) == ("failed", "project.tar.gz")
     assert state["reason"] == "alice-bot belongs to participant 'alice': choose another name"
+    assert "Successfully built alice-bot" in state["log"]  # the build's log, refused or not
+    answer = {"id": state["id"]}
     refused = (403, {"error": "upload 1 is another participant's"})
     assert server.get("/api/submissions/1", bob) == refused
     assert server.delete("/api/submissions/1", bob) == refused  # nor withdraw it
@@ -274,6 +278,7 @@ def _a_competition(server: Server, tmp_path: Path, browser: Any) -> None:
     assert code == 202
     failed = server.wait_final(bob, answer["id"])
     assert failed["status"] == "failed" and failed["reason"].startswith("the build of junk-1.0")
+    assert "$ pip install" in failed["log"]  # what the failed build wrote
     # bob has made 2 uploads this hour; the limit is 4
     for _ in range(2):
         assert server.post_file(bob, "junk-1.0-py3-none-any.whl", b"no")[0] == 202
@@ -342,6 +347,9 @@ def _a_competition(server: Server, tmp_path: Path, browser: Any) -> None:
     assert [v["id"] for v in alice_bot["versions"]] == [1]
     assert len(alice_bot["recent_games"]) == 12 and alice_bot["rating_history"]
     assert "Head to head" in server.page("/bots/alicebot%401")
+    # a submitted bot's name alone is its ranked version
+    assert server.get("/api/bots/alicebot", None)[1]["bot"] == "alicebot@1"
+    assert "<h1>alicebot@1</h1>" in server.page("/bots/alicebot")  # redirected
     game_id = alice_bot["recent_games"][0]["id"]
     code, game = server.get(f"/api/games/{game_id}", None)
     assert code == 200 and "alicebot@1" not in game["seats"] and "alicebot" in game["seats"]
@@ -399,6 +407,25 @@ def _a_competition(server: Server, tmp_path: Path, browser: Any) -> None:
     assert "<html" in server.page("/final").lower()
     assert server.get("/api/leaderboard", None)[1]["final_tournament"] == final[0][0]
     assert server.get(f"/api/games/{game_id}", None)[1]["hidden"] is False  # finished: shown
+
+
+def _project(where: Path, distribution: str, bot: str) -> Path:
+    """A project directory (``pyproject.toml``, a package registering ``bot``) of
+    ``distribution``, with a cache folder and a compiled file that packing leaves out."""
+    package = distribution.replace("-", "_")
+    (where / package / "__pycache__").mkdir(parents=True)
+    (where / package / "__pycache__" / "plugin.cpython-311.pyc").write_bytes(b"not code")
+    (where / package / "__init__.py").write_text("")
+    (where / package / "plugin.py").write_text(
+        PLUGIN.format(name=bot, extra="", factory="FirstLegal")
+    )
+    (where / "pyproject.toml").write_text(
+        '[build-system]\nrequires = ["setuptools>=70.1"]\nbuild-backend = "setuptools.build_meta"\n'
+        f'[project]\nname = "{distribution}"\nversion = "1.0"\n'
+        f'[project.entry-points."arena.bots"]\n{bot} = "{package}.plugin"\n'
+        f"[tool.setuptools]\npackages = [{package!r}]\n"
+    )
+    return where
 
 
 #: A bot that says something on stderr once per process (markup and an escape sequence in it).

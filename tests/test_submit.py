@@ -459,6 +459,9 @@ def test_a_build_has_a_time_limit_and_names_what_it_lacks(store: Store, tmp_path
     needy = _project(tmp_path / "needy", "sub-needy", requires="arena-no-such-dependency>=1")
     error = one_line_error(invoke("submit", str(needy)))
     assert "arena-no-such-dependency>=1" in error and "--network" in error
+    # the failed build's log is kept, and named
+    kept = Path(error.rstrip().rsplit("(build log: ", 1)[1].rstrip(")"))
+    assert kept.parent == store.base / "logs" and "Successfully built sub-needy" in kept.read_text()
     assert store.records() == []
     staging = store.base / "staging"
     assert not staging.exists() or not any(staging.iterdir())

@@ -8,6 +8,7 @@ import json
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 import click
 
@@ -27,9 +28,9 @@ from arena.errors import ArenaError, printable
 @click.option(
     "--server",
     metavar="URL",
-    help="Send PATH (a wheel or a source package) to the competition server at URL instead "
-    "(arena serve): it builds, checks and places it in the ladder; the statuses are shown as "
-    "they change.",
+    help="Send PATH to the competition server at URL instead (arena serve; a project "
+    "directory is packed as a source package first, without running any of it): the server "
+    "builds, checks and places it in the ladder; the statuses are shown as they change.",
 )
 @click.option("--token", metavar="TOKEN", help="With --server: your participant token.")
 @click.option("--no-wait", is_flag=True, help="With --server: return once the upload is queued.")
@@ -58,8 +59,15 @@ def submit(
     if token is not None or no_wait:
         raise click.UsageError("--token and --no-wait go with --server")
     from arena.hosting.build import submit as build_and_store
+    from arena.hosting.submissions import Store, SubmissionError
 
-    done = build_and_store(path, network=network)
+    try:
+        done = build_and_store(path, network=network)
+    except SubmissionError as exc:
+        if not exc.log:
+            raise
+        kept = _keep_failed_log(Store(), Path(path), exc.log)
+        raise SubmissionError(f"{exc} (build log: {kept})") from None
     record = done.record
     if as_json:
         click.echo(json.dumps({**record.to_json(), "seconds": round(done.seconds, 3)}, indent=2))
@@ -71,6 +79,17 @@ def submit(
             f"bots {', '.join(record.bots)}"
         )
     )
+
+
+def _keep_failed_log(store: Any, path: Path, log: str) -> Path:
+    """Write the log of a failed build of ``path`` into the store's ``logs`` directory; its
+    path."""
+    logs = store.base / "logs"
+    logs.mkdir(parents=True, exist_ok=True)
+    stamp = time.strftime("%Y%m%dT%H%M%S", time.gmtime())
+    kept = logs / f"failed-{stamp}-{path.absolute().name}.log"
+    kept.write_text(log, encoding="utf-8")
+    return kept
 
 
 #: Seconds between two looks at an upload's status.

@@ -43,6 +43,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
+from arena.errors import ArenaError
 from arena.hosting import submissions as S
 from arena.hosting.names import canonical, is_builtin
 from arena.hosting.plugins import GROUP
@@ -235,16 +236,14 @@ def _build(path: Path, staging: Path, network: bool, timeout: float) -> tuple[Pa
             code = None
     text = log_path.read_bytes()[-LOG_BYTES:].decode("utf-8", "replace")
     if code is None:
-        raise S.SubmissionError(
-            f"the build took longer than {timeout:g} s",
-        )
+        raise S.SubmissionError(f"the build took longer than {timeout:g} s", log=text)
     if code != 0:
         lines = [x for x in text.splitlines() if x.strip()]
         failed = [x for x in lines if x.startswith("build failed:")]
         last = (failed or lines or [f"exit code {code}"])[-1]
         if "No space left on device" in text:
             last = f"the build went over its {BUILD_MB} MiB of scratch space"
-        raise S.SubmissionError(f"the build of {path.name} failed: {last}")
+        raise S.SubmissionError(f"the build of {path.name} failed: {last}", log=text)
     unpacked = staging / "unpacked"
     with tarfile.open(archive, mode="r:") as tar:
         tar.extractall(unpacked, filter="data")
@@ -360,6 +359,7 @@ def submit(path: str | os.PathLike[str], store: S.Store | None = None, network: 
     choose_sandbox("bwrap")  # a submission is never built or run without the sandbox
     (store.base / "staging").mkdir(parents=True, exist_ok=True)
     staging = Path(tempfile.mkdtemp(dir=store.base / "staging"))
+    log = ""
     try:
         built, log = _build(given, staging, network, timeout)
         dist, plugins = _check(built)
@@ -396,6 +396,11 @@ def submit(path: str | os.PathLike[str], store: S.Store | None = None, network: 
                 log=str(log_path),
             )
             store.write(record)
+    except S.SubmissionError as exc:
+        exc.log = exc.log or log  # a package built but refused: its build says what it holds
+        raise
+    except ArenaError as exc:  # the claim refused it
+        raise S.SubmissionError(str(exc), log=log) from exc
     finally:
         S.make_writable(staging)
         shutil.rmtree(staging, ignore_errors=True)

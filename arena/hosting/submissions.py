@@ -50,7 +50,12 @@ MAIN_FILE = ".arena-distribution"
 
 
 class SubmissionError(ArenaError):
-    """A submission that cannot be built, stored or found (one line)."""
+    """A submission that cannot be built, stored or found (one line); ``log`` is what its
+    build wrote, where it got that far ('' otherwise)."""
+
+    def __init__(self, message: str, log: str = "") -> None:
+        super().__init__(message)
+        self.log = log
 
 
 def root() -> Path:

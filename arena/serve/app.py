@@ -16,11 +16,18 @@ from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
+from urllib.parse import quote
 
 from starlette.applications import Starlette
 from starlette.datastructures import FormData, UploadFile
 from starlette.requests import Request
-from starlette.responses import FileResponse, HTMLResponse, JSONResponse, Response
+from starlette.responses import (
+    FileResponse,
+    HTMLResponse,
+    JSONResponse,
+    RedirectResponse,
+    Response,
+)
 from starlette.routing import Route
 
 from arena.hosting import submissions
@@ -248,18 +255,22 @@ def create_app(
     def leaderboard_page(request: Request) -> HTMLResponse:
         return HTMLResponse(pages.leaderboard_page(store, ladder.settings))
 
-    def bot_data(request: Request) -> dict[str, Any]:
-        name = str(request.path_params["name"])
+    def bot_data(name: str) -> dict[str, Any]:
         data = pages.bot_json(store, ladder.settings, name)
         if data is None:
             raise ApiError(404, f"no bot {name!r} has played in the ladder")
         return data
 
     def bot(request: Request) -> JSONResponse:
-        return JSONResponse(bot_data(request))
+        name = str(request.path_params["name"])
+        return JSONResponse(bot_data(pages.ranked_name(store, ladder.settings, name)))
 
-    def bot_page(request: Request) -> HTMLResponse:
-        return HTMLResponse(pages.bot_page(bot_data(request), ladder.settings))
+    def bot_page(request: Request) -> Response:
+        name = str(request.path_params["name"])
+        ranked = pages.ranked_name(store, ladder.settings, name)
+        if ranked != name:  # a submitted bot's name alone: its ranked version's own address
+            return RedirectResponse(f"/bots/{quote(ranked, safe='@')}", status_code=307)
+        return HTMLResponse(pages.bot_page(bot_data(name), ladder.settings))
 
     def ladder_game(request: Request) -> tuple[int, StoredGame, bool]:
         try:

@@ -144,6 +144,19 @@ def leaderboard_json(store: Store, settings: LadderSettings) -> dict[str, Any]:
     }
 
 
+def ranked_name(store: Store, settings: LadderSettings, name: str) -> str:
+    """The ladder player ``name`` means: a submitted bot's name without ``@VERSION`` is its
+    ranked (latest) version, as the latest standings have it; any other name is itself."""
+    if "@" in name:
+        return name
+    latest = C.latest_snapshot(store, settings.name)
+    for row in latest.standings if latest is not None else ():
+        player = str(row.get("bot", ""))
+        if player.partition("@")[0] == name and "@" in player:
+            return player
+    return name
+
+
 def bot_json(store: Store, settings: LadderSettings, bot: str) -> dict[str, Any] | None:
     """``GET /api/bots/NAME``: one ladder player (``NAME@VERSION`` or a reference bot): its
     standing, rating history, head to head against every other, faults, its latest games and,

@@ -87,7 +87,8 @@ class Pipeline(Background):
                 claim=lambda distribution: P.claim(self.store, distribution, upload.participant_id),
             )
         except ArenaError as exc:
-            P.set_upload(self.store, upload.id, "failed", reason=str(exc)[:2000])
+            log = getattr(exc, "log", "")[-P.LOG_CHARS :]
+            P.set_upload(self.store, upload.id, "failed", reason=str(exc)[:2000], log=log)
             return
         record = done.record
         log = read_log(record)
