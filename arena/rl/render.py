@@ -15,10 +15,11 @@ def _cards(values: Sequence[int]) -> str:
     return " ".join(str(Card(v)) for v in values if v) or "-"
 
 
-def table_text(game: EncodedRound, names: Sequence[str]) -> str:
+def table_text(game: EncodedRound, names: Sequence[str], moves: Sequence[str] | None = None) -> str:
     """The table now: the variant, the draw pile, the face-up cards and who is to move; per seat
-    its hand, whether it is in the round or protected, and its discards; then the last move's
-    events (hidden ones included, as a spectator sees them)."""
+    its hand, whether it is in the round or protected, and its discards; then ``moves`` (lines
+    saying what happened last), by default the last move's events (hidden ones included, as a
+    spectator sees them)."""
     public = Observation.from_view(game.view(0))
     state = game.state
     if game.over:
@@ -38,6 +39,7 @@ def table_text(game: EncodedRound, names: Sequence[str]) -> str:
             f"{name:<{width}}  {where}  hand: {_cards(hand):<16} "
             f"discards: {_cards(public.discards(seat))}{shield}"
         )
-    for event in game.last_events():
-        lines.append("  " + event.text(names))
+    if moves is None:
+        moves = [event.text(names) for event in game.last_events()]
+    lines += ["  " + line for line in moves]
     return "\n".join(lines)
