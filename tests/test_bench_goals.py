@@ -72,6 +72,19 @@ def test_the_registered_goals() -> None:
     assert BENCHMARKS["referee_moves_per_s"].goal is None
 
 
+def test_the_reinforcement_learning_figures() -> None:
+    """The PettingZoo environment is held to 50,000 moves a second; the wrapped environment, the
+    Gymnasium one and the OpenSpiel game are figures without a goal (not timed here)."""
+    assert BENCHMARKS["rl_aec_steps_per_s"].goal == Goal(">=", 50_000)
+    for key in (
+        "rl_aec_wrapped_steps_per_s",
+        "rl_single_seat_steps_per_s",
+        "openspiel_steps_per_s",
+    ):
+        assert BENCHMARKS[key].goal is None
+        assert BENCHMARKS[key].unit == "steps/s" and not BENCHMARKS[key].all_cores
+
+
 def test_the_submitted_figures_sit_next_to_their_installed_counterparts() -> None:
     """The same pure-Python bot's host start, installed and submitted; the 5-entrant field played
     from a submission, held to 85% of the installed field (not timed here)."""

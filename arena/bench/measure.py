@@ -690,6 +690,114 @@ def _stored_games(store: Any) -> int:
         store.close()
 
 
+def _aec_moves_per_s(environment: Any, seconds: float) -> float:
+    """Moves per second of a PettingZoo AEC environment of two-player classic rounds, every
+    move a uniformly drawn legal action, in PettingZoo's loop (``agent_iter``, ``last``,
+    ``step``; the ``None`` steps of the round's end and the next deal timed, not counted)."""
+    import random
+
+    import numpy as np
+
+    choose = random.Random(0).random
+    nonzero = np.flatnonzero
+
+    def rounds(count: int) -> int:
+        moves = 0
+        for _ in range(count):
+            environment.reset()
+            for _agent in environment.agent_iter():
+                seen, _, terminated, truncated, _ = environment.last()
+                if terminated or truncated:
+                    environment.step(None)
+                    continue
+                legal = nonzero(seen["action_mask"])
+                environment.step(int(legal[int(choose() * len(legal))]))
+                moves += 1
+        return moves
+
+    environment.reset(seed=1)
+    rounds(100)
+    return _repeat_until(seconds, lambda: rounds(1000))
+
+
+def rl_aec_steps_per_s(seconds: float) -> float:
+    """Moves per second of ``arena.rl.raw_env()`` (the PettingZoo environment, two-player
+    classic) with random legal actions: each a kernel call that plays it and observes the next
+    seat (docs/rl.md)."""
+    from arena.rl import raw_env
+
+    return _aec_moves_per_s(raw_env(), seconds)
+
+
+def rl_aec_wrapped_steps_per_s(seconds: float) -> float:
+    """The same through ``arena.rl.env()``: the environment inside PettingZoo's three usual
+    wrappers for classic games (illegal moves, action bounds, call order)."""
+    from arena.rl import env
+
+    return _aec_moves_per_s(env(), seconds)
+
+
+def rl_single_seat_steps_per_s(seconds: float) -> float:
+    """Decisions per second of ``arena.rl.SingleSeatEnv("random")`` (Gymnasium, two-player
+    classic, the learning seat drawn each round) with random legal actions: each step plays the
+    seat's action and the compiled ``random`` policy's moves up to its next decision."""
+    import random
+
+    import numpy as np
+
+    from arena.rl import SingleSeatEnv
+
+    environment = SingleSeatEnv("random")
+    choose = random.Random(0).random
+    nonzero = np.flatnonzero
+    environment.reset(seed=1)
+
+    def episodes(count: int) -> int:
+        steps = 0
+        for _ in range(count):
+            _, info = environment.reset()
+            mask = info["action_mask"]
+            terminated = False
+            while not terminated:
+                legal = nonzero(mask)
+                _, _, terminated, _, info = environment.step(int(legal[int(choose() * len(legal))]))
+                mask = info["action_mask"]
+                steps += 1
+        return steps
+
+    episodes(100)
+    return _repeat_until(seconds, lambda: episodes(1000))
+
+
+def openspiel_steps_per_s(seconds: float) -> float:
+    """Moves per second of the OpenSpiel game ``python_love_letter`` (two-player classic),
+    random legal actions through pyspiel's ``apply_action``; the deal's sixteen chance nodes are
+    timed, not counted."""
+    import random
+
+    import pyspiel
+
+    import arena.rl.openspiel  # noqa: F401 - registers the game
+
+    game = pyspiel.load_game("python_love_letter")
+    rng = random.Random(0)
+
+    def rounds(count: int) -> int:
+        moves = 0
+        for _ in range(count):
+            state = game.new_initial_state()
+            while state.is_chance_node():
+                outcomes = state.chance_outcomes()
+                state.apply_action(rng.choices(outcomes, [p for _, p in outcomes])[0][0])
+            while not state.is_terminal():
+                state.apply_action(rng.choice(state.legal_actions()))
+                moves += 1
+        return moves
+
+    rounds(20)
+    return _repeat_until(seconds, lambda: rounds(100))
+
+
 BENCHMARKS: dict[str, Benchmark] = {
     b.key: b
     for b in (
@@ -711,6 +819,10 @@ BENCHMARKS: dict[str, Benchmark] = {
             "rounds/s",
             Goal(">=", 250_000, note="1M in 4 s"),
         ),
+        Benchmark("rl_aec_steps_per_s", rl_aec_steps_per_s, "steps/s", Goal(">=", 50_000)),
+        Benchmark("rl_aec_wrapped_steps_per_s", rl_aec_wrapped_steps_per_s, "steps/s", None),
+        Benchmark("rl_single_seat_steps_per_s", rl_single_seat_steps_per_s, "steps/s", None),
+        Benchmark("openspiel_steps_per_s", openspiel_steps_per_s, "steps/s", None),
         Benchmark("dp_build_seconds", dp_build_seconds, "s", Goal("<=", 1.0)),
         Benchmark("dp_states", dp_states, "states", None),
         Benchmark("montecarlo_ms_per_round", montecarlo_ms_per_round, "ms", Goal("<=", 5)),
