@@ -7,7 +7,7 @@ import random
 from collections.abc import Iterator
 
 from arena.game import Action, Game
-from bots.policy import policy_bot
+from bots.policy import reference_bots
 
 #: Every card of the deck, by value.
 ALL_CARDS = [1, 1, 1, 1, 1, 2, 2, 3, 3, 4, 4, 5, 5, 6, 7, 8]
@@ -41,8 +41,8 @@ def random_positions(
 
 
 def bot_choice(name: str, game: Game, seed: int = 0, **settings: float) -> Action:
-    """What the policy bot ``name`` (default parameters unless ``settings``) plays for the seat
-    to move, its generator seeded with ``seed``."""
-    bot = policy_bot(name)(**settings)
+    """What the reference bot ``name`` (default parameters unless ``settings``) plays for the
+    seat to move, its generator seeded with ``seed``."""
+    bot = reference_bots()[name].factory()(**settings)
     bot.reset(seed)
     return bot.act(game.observation(game.turn))

@@ -8,7 +8,7 @@ from positions import after, bot_choice, deal
 
 from arena.game import Action, Card, Game
 
-BOTS = ["strategic", "knowledge", "montecarlo", "pimc", "ismcts", "minimax"]
+BOTS = ["strategic", "knowledge", "montecarlo", "pimc", "ismcts", "minimax", "ace"]
 pytestmark = pytest.mark.parametrize("name", BOTS)
 
 

@@ -47,9 +47,9 @@ def _kernel_files(name: str) -> list[Path]:
 
     engine = Path(jitcache.__file__).resolve().parent
     files = set(engine.glob("*.py"))
-    from bots.policy import policies
+    from bots.policy import reference_bots
 
-    info = policies().get(name)
+    info = reference_bots().get(name)
     if info is not None and info.path is not None:
         files.update(jitcache.closure(info.path))
     return sorted(files)
