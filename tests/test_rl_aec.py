@@ -227,15 +227,29 @@ def test_bad_settings_are_arena_errors() -> None:
     e = raw_env()
     with pytest.raises(ArenaError, match="not a deck"):
         e.reset(options={"deck": [1] * 16})
+    with pytest.raises(ArenaError, match="first seat 2"):
+        e.reset(options={"first": 2})
 
 
-def test_without_the_extra_the_import_fails_with_one_line(monkeypatch: pytest.MonkeyPatch) -> None:
+@pytest.mark.parametrize(
+    ("module", "library"),
+    [
+        ("arena.rl.aec", "pettingzoo"),
+        ("arena.rl.single_seat", "gymnasium"),
+        ("arena.rl.openspiel", "pyspiel"),
+    ],
+)
+def test_without_the_extra_the_import_fails_with_one_line(
+    module: str, library: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
     from arena.rl.extra import MissingExtraError
 
-    monkeypatch.setitem(sys.modules, "pettingzoo", None)
-    monkeypatch.delitem(sys.modules, "arena.rl.aec")
+    importlib.import_module(module)  # present, so that it is put back afterwards
+    monkeypatch.setitem(sys.modules, library, None)
+    monkeypatch.delitem(sys.modules, module)
     with pytest.raises(MissingExtraError) as caught:
-        importlib.import_module("arena.rl.aec")
+        importlib.import_module(module)
     message = str(caught.value)
     assert "\n" not in message
-    assert "pettingzoo" in message and "pip install 'loveletter-arena[rl]'" in message
+    assert library in message and "pip install 'loveletter-arena[rl]'" in message
+    assert isinstance(caught.value, ArenaError) and isinstance(caught.value, ImportError)

@@ -156,6 +156,8 @@ def test_bad_settings_are_arena_errors() -> None:
         SingleSeatEnv("nosuchbot", hosted=True)
     with pytest.raises(ArenaError, match="2 of them"):
         SingleSeatEnv(["random"], players=3)
+    with pytest.raises(ArenaError, match="one bot name"):
+        SingleSeatEnv(5)  # type: ignore[arg-type]
     with pytest.raises(ArenaError, match="plays huibers"):
         SingleSeatEnv("dp", variant="classic")
     with pytest.raises(ArenaError, match="seat 2 is not one"):

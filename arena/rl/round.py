@@ -26,7 +26,7 @@ from arena.engine.layout import (
 from arena.engine.rng import new_rng, shuffle
 from arena.engine.rules import EVENTS_PER_CALL, apply_action, new_round, standard_deck
 from arena.engine.view import seat_view
-from arena.errors import GameOverError, IllegalActionError
+from arena.errors import ArenaError, GameOverError, IllegalActionError
 from arena.game.actions import Action
 from arena.game.cards import Card
 from arena.game.deck import check_deck
@@ -163,7 +163,7 @@ class EncodedRound:
         """Start a round, ``first`` to move, on ``deck`` (top card first) or the next shuffle;
         return the observation and mask of the seat to move."""
         if not 0 <= first < self.players:
-            raise IllegalActionError(f"first seat {first} is not one of the {self.players} seats")
+            raise ArenaError(f"first seat {first} is not one of the {self.players} seats")
         if deck is not None:
             cards = check_deck([Card(int(c)) for c in deck], self.variant)
             self.deck[:] = [int(c) for c in cards]

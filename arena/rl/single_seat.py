@@ -41,7 +41,7 @@ ILLEGAL_REWARD = -1.0
 def _opponent_names(opponents: str | Sequence[str], players: int) -> list[str]:
     if isinstance(opponents, str):
         return [opponents] * (players - 1)
-    names = list(opponents)
+    names = list(opponents) if isinstance(opponents, Sequence) else []
     if len(names) != players - 1 or not all(isinstance(n, str) for n in names):
         raise ArenaError(
             f"opponents must be one bot name or {players - 1} of them for {players} players, "
