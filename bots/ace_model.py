@@ -5,8 +5,9 @@ choice hints at a King or a Prince, a Guard kept back at a card worth keeping. I
 hand of ``c`` and ``k``, the chance that the player plays ``c``. That chance is measured, not
 written down: :func:`play_chances` deals rounds with the engine, plays them with the ``random``
 bot in every seat (many and varied positions), and at every decision asks the reference bots
-that decide by rules alone (``random``, ``strategic``, ``knowledge``, ``greedy``,
-``riskmatrix``: their own compiled policies) which card they would play; the table is the
+that decide by rules or a table alone (``random``, ``strategic``, ``knowledge``, ``greedy``,
+``riskmatrix``, and ``dp`` where it plays: their own compiled policies) which card they would
+play; the table is the
 mixture of their answers, smoothed. A card the rules do not let the hand play
 (:func:`arena.engine.rules.legal_from`: the Countess beside a King or a Prince) has chance 0.
 
@@ -30,11 +31,13 @@ from arena.engine.layout import (
     S_HAND,
     S_TURN,
     STATE_SIZE,
+    VARIANT_HUIBERS,
     VIEW_SIZE,
 )
 from arena.engine.rng import new_rng, shuffle
 from arena.engine.rules import apply_action, legal_actions, legal_from, new_round, standard_deck
 from arena.engine.view import seat_view
+from bots.dp import dp_policy
 from bots.greedy import greedy_policy
 from bots.knowledge import knowledge_policy
 from bots.random_player import random_policy
@@ -43,8 +46,9 @@ from bots.strategic import strategic_policy
 
 __all__ = ["MODEL_POLICIES", "model_table", "play_chances", "uniform_chances"]
 
-#: The reference bots whose play the model mixes, in the order :func:`_tally` asks them.
-MODEL_POLICIES = ("random", "strategic", "knowledge", "greedy", "riskmatrix")
+#: The reference bots whose play the model mixes, in the order :func:`_tally` asks them (``dp``
+#: only where it plays: two-player ``huibers``).
+MODEL_POLICIES = ("random", "strategic", "knowledge", "greedy", "riskmatrix", "dp")
 #: Rounds dealt to measure the table.
 MODEL_ROUNDS = 4000
 #: The seed of those rounds.
@@ -60,11 +64,13 @@ def _tally(
     rounds: int,
     rng: np.ndarray,
     params: np.ndarray,
+    dp_table: np.ndarray,
     counts: np.ndarray,
 ) -> None:
     """Deal ``rounds`` rounds (with the generator ``rng``) played by ``random`` in every seat;
     at each decision add to ``counts[p, c, k]`` when model policy ``p`` (:data:`MODEL_POLICIES`
-    order; ``params[p]`` its parameters) would play card ``c`` of a hand ``c, k``, ``c != k``."""
+    order; ``params[p]`` its parameters; ``dp`` only with its table, ``dp_table`` not empty)
+    would play card ``c`` of a hand ``c, k``, ``c != k``."""
     deck = np.empty(N_CARDS, dtype=np.int32)
     standard_deck(deck)
     state = np.empty(STATE_SIZE, dtype=np.int32)
@@ -72,6 +78,7 @@ def _tally(
     acts = np.empty(MAX_ACTIONS, dtype=np.int32)
     ev = np.empty((0, EVENT_WIDTH), dtype=np.int32)
     table = np.zeros(0, dtype=np.int16)
+    models = 6 if dp_table.size > 0 else 5
     for r in range(rounds):
         shuffle(rng, deck, 0, N_CARDS)
         new_round(state, deck, nplayers, variant, r % nplayers, ev)
@@ -82,7 +89,7 @@ def _tally(
             n = legal_actions(state, acts)
             seat_view(state, seat, view)
             if a != b:
-                for p in range(5):
+                for p in range(models):
                     if p == 0:
                         chosen = random_policy(view, acts, n, rng, params[p], table)
                     elif p == 1:
@@ -91,8 +98,10 @@ def _tally(
                         chosen = knowledge_policy(view, acts, n, rng, params[p], table)
                     elif p == 3:
                         chosen = greedy_policy(view, acts, n, rng, params[p], table)
-                    else:
+                    elif p == 4:
                         chosen = riskmatrix_policy(view, acts, n, rng, params[p], table)
+                    else:
+                        chosen = dp_policy(view, acts, n, rng, params[p], dp_table)
                     c = chosen & 15
                     counts[p, c, b if c == a else a] += 1
             apply_action(state, random_policy(view, acts, n, rng, params[0], table), ev)
@@ -126,7 +135,13 @@ def play_chances(variant: int, nplayers: int, rounds: int = MODEL_ROUNDS) -> np.
         values = found[name].param_array()
         params[p, : len(values)] = values
     counts = np.zeros((len(MODEL_POLICIES), 9, 9), dtype=np.int64)
-    _tally(variant, nplayers, rounds, new_rng(MODEL_SEED), params, counts)
+    dp_table = np.zeros(0, dtype=np.int16)
+    if variant == VARIANT_HUIBERS and nplayers == 2:
+        from bots.dp import policy_table
+
+        dp_table = policy_table()
+    _tally(variant, nplayers, rounds, new_rng(MODEL_SEED), params, dp_table, counts)
+    asked = len(MODEL_POLICIES) if dp_table.size else len(MODEL_POLICIES) - 1
     chances = np.zeros((9, 9), dtype=np.float64)
     for c in range(1, PRINCESS + 1):
         for k in range(1, PRINCESS + 1):
@@ -139,7 +154,9 @@ def play_chances(variant: int, nplayers: int, rounds: int = MODEL_ROUNDS) -> np.
                 chances[c, k] = 1.0
                 continue
             # each policy's share of playing c (half where it never held this hand), mixed
-            shares = (counts[:, c, k] + 0.5) / (counts[:, c, k] + counts[:, k, c] + 1.0)
+            shares = (counts[:asked, c, k] + 0.5) / (
+                counts[:asked, c, k] + counts[:asked, k, c] + 1.0
+            )
             chances[c, k] = (1.0 - SMOOTHING) * shares.mean() + SMOOTHING * 0.5
     return chances
 

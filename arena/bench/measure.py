@@ -383,6 +383,38 @@ def montecarlo_ms_per_round(seconds: float) -> float:
     return 1000.0 * spent / rounds
 
 
+def ace_ms_per_move(seconds: float) -> float:
+    """Milliseconds ``ace`` (default parameters) takes per move on average, its opponent-model
+    tables measured and its kernels loaded first: whole 2-player ``classic`` rounds against
+    ``greedy`` through the referee in this process, both seatings of each deal, the time of
+    ``ace``'s own moves (its belief from the events, its search, the conversions) over its
+    moves (forced moves, played without searching, counted too)."""
+    from arena.game.deck import shuffled_deck
+    from arena.referee.play import InProcessHandle, Referee
+    from bots.ace import AceBot
+    from bots.policy import policy_bot
+
+    ace = AceBot()
+    ace.warm_up()
+    opponent = policy_bot("greedy")()
+    referee = Referee("classic", None)
+    spent = 0.0
+    moves = 0
+    deal = 0
+    while spent < seconds:
+        deal += 1
+        deck = shuffled_deck(deal, "classic")
+        for seating in (0, 1):
+            handles = [InProcessHandle(ace, "ace"), InProcessHandle(opponent, "greedy")]
+            if seating:
+                handles.reverse()
+            record = referee.play_round(handles, deck=deck, seed=2 * deal + seating)
+            seat = record.seats.index("ace")
+            spent += record.times[seat]
+            moves += record.moves[seat]
+    return 1000.0 * spent / max(1, moves)
+
+
 #: The simple reference bots (no search) that ``tournament_games_per_s`` plays.
 SIMPLE_BOTS = ("random", "strategic", "knowledge", "greedy", "riskmatrix")
 
@@ -826,6 +858,7 @@ BENCHMARKS: dict[str, Benchmark] = {
         Benchmark("dp_build_seconds", dp_build_seconds, "s", Goal("<=", 1.0)),
         Benchmark("dp_states", dp_states, "states", None),
         Benchmark("montecarlo_ms_per_round", montecarlo_ms_per_round, "ms", Goal("<=", 5)),
+        Benchmark("ace_ms_per_move", ace_ms_per_move, "ms", Goal("<=", 100)),
         Benchmark(
             "ismcts_iterations_per_s", ismcts_iterations_per_s, "iterations/s", Goal(">=", 100_000)
         ),
