@@ -154,6 +154,10 @@ def test_an_illegal_action_raises_in_the_raw_environment_and_loses_in_the_wrappe
     with pytest.raises(IllegalActionError, match="not legal for seat 0"):
         raw.step(king)
     assert np.array_equal(raw.game.state, before)
+    for outside in (41, -1):
+        with pytest.raises(IllegalActionError, match=f"action {outside} is not legal"):
+            raw.step(outside)
+    assert np.array_equal(raw.game.state, before)
     wrapped = env()
     wrapped.reset(options={"deck": DECK})
     wrapped.step(king)

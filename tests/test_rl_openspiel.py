@@ -167,6 +167,18 @@ def test_openspiel_s_ismcts_plays_it() -> None:
         state.apply_action(action)
 
 
+def test_an_impossible_chance_outcome_or_an_illegal_move_is_refused() -> None:
+    from arena.errors import IllegalActionError, InvalidCardError
+
+    state = pyspiel.load_game("python_love_letter").new_initial_state()
+    state.apply_action(7)  # the Princess
+    with pytest.raises(InvalidCardError, match="value 8"):
+        state.apply_action(7)  # there is one Princess
+    state = dealt(DECK)
+    with pytest.raises(IllegalActionError, match="not legal for seat 0"):
+        state.apply_action(36)  # a King: seat 0 holds none
+
+
 def test_bad_parameters_are_arena_errors() -> None:
     with pytest.raises(UnknownVariantError, match="not 7"):
         pyspiel.load_game("python_love_letter(players=7)")

@@ -20,6 +20,7 @@ from typing import Any
 import numpy as np
 
 from arena.engine.layout import CARD_COUNT_VALUES, MAX_PLAYERS, N_CARDS
+from arena.errors import InvalidCardError
 from arena.game.cards import Card
 from arena.game.observation import Observation
 from arena.game.variants import Variant
@@ -161,6 +162,8 @@ class LoveLetterState(pyspiel.State):
 
     def _apply_action(self, action: int) -> None:
         if len(self._deck) < N_CARDS:
+            if int(action) not in (outcome for outcome, _ in self.chance_outcomes()):
+                raise InvalidCardError(f"no copy of card value {int(action) + 1} is left to deal")
             self._deck.append(int(action) + 1)
             if len(self._deck) == N_CARDS:
                 self._round.deal(self._deck)

@@ -26,7 +26,7 @@ from arena.engine.layout import (
 from arena.engine.rng import new_rng, shuffle
 from arena.engine.rules import EVENTS_PER_CALL, apply_action, new_round, standard_deck
 from arena.engine.view import seat_view
-from arena.errors import ArenaError, GameOverError, IllegalActionError
+from arena.errors import ArenaError, GameOverError, IllegalActionError, InvalidActionError
 from arena.game.actions import Action
 from arena.game.cards import Card
 from arena.game.deck import check_deck
@@ -146,7 +146,7 @@ class EncodedRound:
         self.deck = np.zeros(N_CARDS, dtype=np.int32)
         standard_deck(self.deck)
         self.rng = new_rng(0)
-        #: The engine's event rows of the last deal or step (its first ``event_count`` rows).
+        #: The engine's event rows of the last deal or step (:meth:`last_events` reads them).
         self.ev = np.zeros((EVENTS_PER_CALL, EVENT_WIDTH), dtype=np.int32)
         self._count = np.zeros(1, dtype=np.int64)
         self._view = np.zeros(VIEW_SIZE, dtype=np.int32)
@@ -190,6 +190,8 @@ class EncodedRound:
         observation and mask, or ``None`` once the round is over. Raises
         :class:`~arena.errors.IllegalActionError` (the round unchanged) for an action the rules
         do not allow now, and :class:`~arena.errors.GameOverError` once the round is over."""
+        if not 0 <= index < N_ACTIONS:  # the kernel reads the action table unchecked
+            self._refuse(index)
         obs = np.empty(OBSERVATION_SIZE, dtype=np.float32)
         mask = np.empty(N_ACTIONS, dtype=np.int8)
         following = _step(
@@ -201,16 +203,18 @@ class EncodedRound:
             self._refuse(index)
         return None
 
-    def _refuse(self, index: object) -> None:
+    def _refuse(self, index: int) -> None:
         if self.over:
             raise GameOverError("the round is over")
         seat = self.turn
-        legal = [a for a in range(N_ACTIONS) if self.mask(seat)[a]]
         try:
-            said = f"{index} ({index_action(int(index), seat, self.players)})"  # type: ignore[call-overload]
-        except (ValueError, TypeError):
-            said = repr(index)
-        names = ", ".join(f"{a} ({index_action(a, seat, self.players)})" for a in legal)
+            said = f"{index} ({index_action(index, seat, self.players)})"
+        except InvalidActionError:
+            said = str(index)
+        names = ", ".join(
+            f"{a} ({index_action(int(a), seat, self.players)})"
+            for a in np.flatnonzero(self.mask(seat))
+        )
         raise IllegalActionError(f"action {said} is not legal for seat {seat} now (legal: {names})")
 
     def observe(self, seat: int) -> tuple[np.ndarray, np.ndarray]:
