@@ -4,11 +4,12 @@ numba's ``cache=True`` checks only the source file of the function it compiles, 
 the functions it calls in other modules, so a changed rule or helper would leave a stale compiled
 policy behind. :func:`configure` (run when :mod:`arena.engine` is imported, before any kernel is
 defined) installs a cache locator for the kernel packages (``arena.engine``, ``bots``,
-``solver``) whose freshness stamp is a hash of the kernel's own file *and of every kernel-package
-file it imports, directly or not*. Editing one bot's module recompiles that bot's kernels (and
-those of the modules that import it), nothing else: the simulator calls the policies through
-function pointers, so its own kernel holds none of them and stays valid; editing the engine
-recompiles everything. Every version shares one cache directory: :func:`cache_base`.
+``solver``, ``arena.rl``) whose freshness stamp is a hash of the kernel's own file *and of every
+kernel-package file it imports, directly or not*. Editing one bot's module recompiles that bot's
+kernels (and those of the modules that import it), nothing else: the simulator calls the
+policies through function pointers, so its own kernel holds none of them and stays valid;
+editing the engine recompiles everything. Every version shares one cache directory:
+:func:`cache_base`.
 
 A sandboxed bot host must not write where the referee loads from. Its ``NUMBA_CACHE_DIR`` is
 private (in its own ``/tmp``), and ``ARENA_TRUSTED_KERNELS`` names the arena's cache, which it
@@ -29,7 +30,7 @@ from functools import cache, lru_cache
 from pathlib import Path
 
 #: The packages whose modules define numba kernels.
-KERNEL_PACKAGES = ("arena.engine", "bots", "solver")
+KERNEL_PACKAGES = ("arena.engine", "bots", "solver", "arena.rl")
 #: Modules of the kernel packages that configure numba but compile into nothing.
 _MACHINERY = frozenset({"jit.py", "jitcache.py"})
 

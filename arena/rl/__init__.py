@@ -13,7 +13,8 @@ Modules: :mod:`~arena.rl.encoding`, :mod:`~arena.rl.round` (a round stepped by a
 :mod:`~arena.rl.render`, :mod:`~arena.rl.aec`, :mod:`~arena.rl.seat_table` with
 :mod:`~arena.rl.compiled_table` and :mod:`~arena.rl.hosted_table` (the other seats of the
 Gymnasium environment), :mod:`~arena.rl.single_seat`, :mod:`~arena.rl.openspiel`,
-:mod:`~arena.rl.extra` and :mod:`~arena.rl.jit`.
+:mod:`~arena.rl.extra`. Its kernels take ``njit`` from :mod:`arena.engine.jit`, like every
+kernel package's (:data:`arena.engine.jitcache.KERNEL_PACKAGES`).
 
 May import: arena.errors, arena.seeds, arena.engine, arena.game, arena.botspec, arena.referee,
 bots, arena.hosting.

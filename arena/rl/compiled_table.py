@@ -19,6 +19,7 @@ from numba import types
 from numba.core.types.function_type import CompileResultWAP
 from numba.typed import List
 
+from arena.engine.jit import njit
 from arena.engine.layout import EVENT_WIDTH, MAX_PLAYERS, S_END, S_NPLAYERS, S_TURN
 from arena.engine.rng import new_rng
 from arena.engine.rules import apply_action, legal_actions
@@ -27,7 +28,6 @@ from arena.errors import ArenaError
 from arena.game.actions import Action
 from arena.game.variants import Variant
 from arena.rl.encoding import N_ACTIONS, OBSERVATION_SIZE, _legal_mask, _packed_action
-from arena.rl.jit import njit
 from arena.rl.render import table_text
 from arena.rl.round import OVER, REFUSED, EncodedRound, _observe
 from arena.rl.seat_table import Observed, SeatTable

@@ -37,6 +37,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from arena.engine.jit import njit
 from arena.engine.layout import (
     BARON,
     CARD_COUNT_VALUES,
@@ -75,7 +76,6 @@ from arena.engine.rules import action_card, action_guess, action_target, legal_a
 from arena.errors import InvalidActionError
 from arena.game.actions import Action
 from arena.game.observation import Observation
-from arena.rl.jit import njit
 
 
 def _action_rows() -> list[tuple[int, int, int]]:

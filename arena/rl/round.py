@@ -12,6 +12,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from arena.engine.jit import njit
 from arena.engine.layout import (
     EVENT_WIDTH,
     MAX_ACTIONS,
@@ -40,7 +41,6 @@ from arena.rl.encoding import (
     _packed_action,
     index_action,
 )
-from arena.rl.jit import njit
 
 #: What :func:`_step` returns once the round is over.
 OVER = -1
