@@ -19,7 +19,6 @@ from arena.engine.layout import (
     MAX_ACTIONS,
     PRINCESS,
     S_END,
-    S_HAND,
     S_TURN,
     STATE_SIZE,
     V_SEAT,
@@ -30,6 +29,7 @@ from arena.engine.view import seat_view
 from bots.ace_belief import sample_hands
 from bots.dp import dp_policy
 from bots.greedy import greedy_policy
+from bots.montecarlo import group_options
 from bots.playout import policy_view, win_units
 from bots.random_player import random_policy
 from bots.strategic import strategic_policy
@@ -80,18 +80,6 @@ def playout(
 
 
 @njit(cache=True)
-def _same(a: np.ndarray, b: np.ndarray) -> bool:
-    """Whether two states are equal; the hands first, where options differ most."""
-    for j in range(S_HAND, STATE_SIZE):
-        if a[j] != b[j]:
-            return False
-    for j in range(S_HAND):
-        if a[j] != b[j]:
-            return False
-    return True
-
-
-@njit(cache=True)
 def option_wins(
     view: np.ndarray,
     legal: np.ndarray,
@@ -125,34 +113,19 @@ def option_wins(
     pview = np.zeros(VIEW_SIZE, dtype=np.int32)
     acts = np.empty(MAX_ACTIONS, dtype=np.int32)
     ev = np.empty((0, EVENT_WIDTH), dtype=np.int32)
+    active = np.empty(nlegal, dtype=np.bool_)
     for i in range(nlegal):
-        wins[i] = -1 if has_other and legal[i] & 15 == PRINCESS else 0
+        active[i] = not (has_other and legal[i] & 15 == PRINCESS)
+        wins[i] = 0 if active[i] else -1
     for _ in range(samples):
         sample_hands(view, likelihood, rng, base, slots, cards, pool, weights)
-        ngroups = 0
-        for i in range(nlegal):
-            if wins[i] < 0:
-                continue
-            post = after[i]
-            for j in range(STATE_SIZE):
-                post[j] = base[j]
-            apply_action(post, legal[i], ev)
-            g = -1
-            for q in range(ngroups):
-                if _same(after[leader[q]], post):
-                    g = q
-                    break
-            if g < 0:
-                g = ngroups
-                leader[g] = i
-                ngroups += 1
-            group[i] = g
+        ngroups = group_options(base, legal, nlegal, active, after, group, leader, ev)
         for q in range(ngroups):
             state = after[leader[q]]
             playout(state, rng, kind, table, pview, acts, ev)
             result[q] = win_units(state, seat)
         for i in range(nlegal):
-            if wins[i] >= 0:
+            if active[i]:
                 wins[i] += result[group[i]]
     best = -1
     for i in range(nlegal):

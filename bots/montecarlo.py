@@ -35,7 +35,7 @@ from bots.determinize import determinize, hidden_slots, redeal
 from bots.playout import WIN_UNITS, random_playout_with, win_units
 from bots.policy import MAX_COUNT, PolicyInfo
 
-__all__ = ["BOT", "montecarlo_policy", "option_scores"]
+__all__ = ["BOT", "group_options", "montecarlo_policy", "option_scores"]
 
 BOT = PolicyInfo(
     name="montecarlo",
@@ -58,6 +58,42 @@ def _same(a: np.ndarray, b: np.ndarray) -> bool:
         if a[j] != b[j]:
             return False
     return True
+
+
+@njit(cache=True)
+def group_options(
+    base: np.ndarray,
+    legal: np.ndarray,
+    nlegal: int,
+    active: np.ndarray,
+    after: np.ndarray,
+    group: np.ndarray,
+    leader: np.ndarray,
+    ev: np.ndarray,
+) -> int:
+    """Play each option ``legal[i]`` with ``active[i]`` on a copy of ``base`` (into
+    ``after[i]``) and group the options that leave equal states (a Guard's guesses that miss):
+    ``group[i]`` is option ``i``'s group, ``leader[g]`` the first option of group ``g``; returns
+    the number of groups. One playout from ``after[leader[g]]`` then serves the whole group."""
+    ngroups = 0
+    for i in range(nlegal):
+        if not active[i]:
+            continue
+        post = after[i]
+        for j in range(STATE_SIZE):
+            post[j] = base[j]
+        apply_action(post, legal[i], ev)
+        g = -1
+        for q in range(ngroups):
+            if _same(after[leader[q]], post):
+                g = q
+                break
+        if g < 0:
+            g = ngroups
+            leader[g] = i
+            ngroups += 1
+        group[i] = g
+    return ngroups
 
 
 @njit(cache=True)
@@ -109,25 +145,7 @@ def option_scores(
     for p in range(playouts):
         if p > 0:
             redeal(base, slots, nslots, rng)  # a fresh determinization
-        # Every option played on it; equal resulting states form one group.
-        ngroups = 0
-        for i in range(nlegal):
-            if not active[i]:
-                continue
-            post = after[i]
-            for j in range(STATE_SIZE):
-                post[j] = base[j]
-            apply_action(post, legal[i], ev)
-            g = -1
-            for q in range(ngroups):
-                if _same(after[leader[q]], post):
-                    g = q
-                    break
-            if g < 0:
-                g = ngroups
-                leader[g] = i
-                ngroups += 1
-            group[i] = g
+        ngroups = group_options(base, legal, nlegal, active, after, group, leader, ev)
         # One rollout per group.
         for q in range(ngroups):
             state = after[leader[q]]
