@@ -1,5 +1,6 @@
 """The obvious wins every bot that plays to win must find, at its default settings: a Guard
-naming a card it saw, a Baron against a known lower card, a Prince at a known Princess."""
+naming a card it saw, a Baron against a known lower card, a Prince at a known Princess; and the
+obvious loss none may play, a Baron against a known higher card."""
 
 from __future__ import annotations
 
@@ -52,3 +53,11 @@ def test_prince_at_a_known_princess(name: str) -> None:
     # Seat 0 sees the Princess; seat 1 misses with a Guard; seat 0 holds Handmaid and Prince.
     game = after(Game(2, "huibers", deck=deal(7, 2, 8, 4, 1, 5)), "Priest->1", "Guard->0:Princess")
     assert bot_choice(name, game) == Action.from_str("Prince->1")
+
+
+def test_no_baron_against_a_known_higher_card(name: str) -> None:
+    # Seat 0 (Priest) draws a Baron and sees seat 1's King; seat 1 draws a Guard and misses;
+    # seat 0 draws the other Priest: its Baron would compare Priest 2 with King 6 and lose.
+    game = after(Game(2, "huibers", deck=deal(7, 2, 6, 3, 1, 2)), "Priest->1", "Guard->0:Princess")
+    assert sorted(game.hand(0)) == [Card.PRIEST, Card.BARON]
+    assert bot_choice(name, game) == Action.from_str("Priest->1")
