@@ -33,6 +33,7 @@ BOT = PlainBot(
     params={"samples": 2000, "model": 0.9, "belief": True, "playout": 3},
     ranges={"samples": (1, 100_000), "model": (0.0, 1.0), "playout": (0, 3)},
     cls="AceBot",
+    kernels=True,
     order=110,
 )
 

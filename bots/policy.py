@@ -109,9 +109,12 @@ class ReferenceBot:
 
 @dataclass(frozen=True)
 class PlainBot(ReferenceBot):
-    """A reference bot written as a plain Python bot: its module's class ``cls``."""
+    """A reference bot written as a plain Python bot: its module's class ``cls``; ``kernels``
+    says that it runs numba kernels (the trusted compile step then compiles them before play,
+    as it does a policy's: :mod:`arena.hosting.kernels`)."""
 
     cls: str = field(default="", kw_only=True)
+    kernels: bool = field(default=False, kw_only=True)
 
     def factory(self) -> Callable[..., Bot]:
         """A function that imports the module and builds its ``cls``."""
@@ -269,6 +272,16 @@ def reference_bots() -> dict[str, ReferenceBot]:
 def policies() -> dict[str, PolicyInfo]:
     """The reference bots with a numba policy, by name, in listing order."""
     return {n: b for n, b in reference_bots().items() if isinstance(b, PolicyInfo)}
+
+
+def compiled_bots() -> dict[str, ReferenceBot]:
+    """The reference bots that run numba kernels (the policies and the plain bots declared with
+    ``kernels=True``), by name, in listing order."""
+    return {
+        n: b
+        for n, b in reference_bots().items()
+        if isinstance(b, PolicyInfo) or (isinstance(b, PlainBot) and b.kernels)
+    }
 
 
 class PolicyBot(Bot):

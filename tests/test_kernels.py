@@ -140,17 +140,25 @@ def test_a_pure_python_host_imports_neither_numba_nor_numpy() -> None:
     assert out.stdout.strip() == "False False"
 
 
+def test_the_trusted_step_takes_every_bot_of_ours_with_kernels_and_only_those() -> None:
+    catalog = load_catalog(S.choose_sandbox("none"))
+    taken = {b.name for b in trusted_bots(catalog.bots.values())}
+    assert "ace" in taken  # a plain bot, but its search runs kernels
+    assert "greedy" in taken and "uniform" not in taken  # no kernels: nothing to compile
+
+
+@pytest.mark.parametrize("name", ["greedy", "ace"])
 def test_sandboxed_hosts_load_what_the_trusted_step_compiled(
-    monkeypatch: pytest.MonkeyPatch, bubblewrap: None
+    name: str, monkeypatch: pytest.MonkeyPatch, bubblewrap: None
 ) -> None:
     box = S.choose_sandbox("bwrap")
-    entry = load_catalog(box).bots["greedy"]
+    entry = load_catalog(box).bots[name]
     assert compile_kernels(trusted_bots([entry]), box) == {}
-    assert is_compiled("greedy")
+    assert is_compiled(name)
     # numba's own cache log, let through to the host for this test only
     monkeypatch.setattr(S, "ENV_KEEP", (*S.ENV_KEEP, "NUMBA_DEBUG_CACHE"))
     monkeypatch.setenv("NUMBA_DEBUG_CACHE", "1")
-    host = HostHandle("greedy", entry.plugin, sandbox=box)
+    host = HostHandle(name, entry.plugin, sandbox=box)
     try:
         begun = time.monotonic()
         Referee(move_time=30).play_round([host, InProcessHandle(UniformBot(), "u")], seed=3)

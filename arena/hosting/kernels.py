@@ -203,9 +203,9 @@ def wait_compiled(name: str, timeout: float = COMPILE_TIME) -> bool:
     own policy bots, so that the host loads its kernels instead of compiling them privately
     while the step is still running. Returns whether they are compiled; at once for bots
     without kernels."""
-    from bots.policy import policies
+    from bots.policy import compiled_bots
 
-    if name not in policies():
+    if name not in compiled_bots():
         return True
     deadline = time.monotonic() + timeout
     current = stamp(name)
@@ -222,13 +222,14 @@ def wait_compiled(name: str, timeout: float = COMPILE_TIME) -> bool:
 
 
 def trusted_bots(entries: Iterable[BotEntry], variant: str | None = None) -> list[TrustedBot]:
-    """The arena's own bots with kernels (the policy bots) among catalog ``entries``, each with
-    the variant (``variant`` if it plays it) and the smallest table it plays."""
-    from bots.policy import policies
+    """The arena's own bots with kernels among catalog ``entries`` (the policy bots, and plain
+    ones such as ``ace``: :func:`bots.policy.compiled_bots`), each with the variant
+    (``variant`` if it plays it) and the smallest table it plays."""
+    from bots.policy import compiled_bots
 
     found = []
     for entry in entries:
-        if not is_builtin(entry.distribution) or entry.name not in policies():
+        if not is_builtin(entry.distribution) or entry.name not in compiled_bots():
             continue  # not ours, or a bot without kernels
         chosen = variant if variant is not None and variant in entry.variants else entry.variants[0]
         found.append(TrustedBot(entry.name, entry.plugin, chosen, min(entry.players)))
