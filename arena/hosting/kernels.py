@@ -200,7 +200,7 @@ def _mark_failed(name: str) -> None:
 def wait_compiled(name: str, timeout: float = COMPILE_TIME) -> bool:
     """Wait until the trusted step has compiled bot ``name``'s kernels (or failed to, or
     ``timeout`` passed): a worker calls this before starting the host of one of the arena's
-    own policy bots, so that the host loads its kernels instead of compiling them privately
+    own bots with kernels, so that the host loads its kernels instead of compiling them privately
     while the step is still running. Returns whether they are compiled; at once for bots
     without kernels."""
     from bots.policy import compiled_bots
