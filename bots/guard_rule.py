@@ -5,8 +5,18 @@ the guess card as in knowledge based agent", and the authors' code does so for e
 the tree, whoever plays it. In a determinized state every hand is visible, so a tree that
 branches on the guess as well lets each Guard name the card it sees: the searcher's own Guard
 looks certain to hit in every deal (its votes are then split over the guesses), and so does the
-opponent's. :func:`keep_rule_guards` keeps, of the Guard actions at a target, only the one naming
-:func:`rule_guess`: what the mover would guess from what it knows, never from the deal.
+opponent's. Two readings of "as in knowledge based agent" are kept (:data:`GUARDS_RULE`,
+:data:`GUARDS_DRAWN`):
+
+- :func:`keep_rule_guards` keeps, of the Guard actions at a target, only the one naming
+  :func:`rule_guess`: what the mover would guess from what it knows, never from the deal; a node
+  names one guess for good.
+- :func:`key_guards` keeps one action per Guard target with no guess (a *key*, as the authors'
+  trees key a node by its card), and :func:`drawn_action` names the guess each time the key is
+  played, drawn as the authors' code draws it (:func:`draw_guess`): the card the mover knows the
+  target holds, else a Prince (or the King) right after the target played the Countess, else one
+  of the values with the most copies the mover cannot account for, at random. The same draw from
+  a seat's view (:func:`played_guess`) names the guess of the Guard the search chose.
 """
 
 from __future__ import annotations
@@ -16,8 +26,11 @@ import numpy as np
 from arena.engine.jit import njit
 from arena.engine.layout import (
     CARD_COUNTS,
+    COUNTESS,
     GUARD,
+    KING,
     PRIEST,
+    PRINCE,
     PRINCESS,
     S_DECK,
     S_HAND,
@@ -25,30 +38,72 @@ from arena.engine.layout import (
     S_NFACEUP,
     S_NPILE,
     S_PILE,
+    V_FACEUP,
+    V_HAND,
+    V_KNOWN,
+    V_NFACEUP,
+    V_NPILE,
+    V_PILE,
 )
-from arena.engine.rules import action_card, action_guess, action_target
+from arena.engine.rng import rand_below
+from arena.engine.rules import action_card, action_guess, action_target, pack_action
+
+#: How a search tree's Guards guess (the ``guards`` argument of
+#: :func:`bots.mcts_tree.descend`): every guess is an action of its own,
+GUARDS_WHOLE = 0
+#: ... one guess per target, :func:`rule_guess`, fixed in the node,
+GUARDS_RULE = 1
+#: ... one key per target, the guess drawn each time it is played (:func:`drawn_action`).
+GUARDS_DRAWN = 2
+
+
+@njit(cache=True)
+def unaccounted(
+    cards: np.ndarray, pile: int, npile: int, faceup: int, nfaceup: int, hand: int, left: np.ndarray
+) -> None:
+    """Fill ``left[v]`` with the copies of each value ``v`` that a seat cannot account for: not
+    in the discard pile ``cards[pile:pile + npile]`` (entries ``seat * 16 + card``), face up
+    (``cards[faceup:faceup + nfaceup]``) or in its hand (the two slots at ``cards[hand]``). The
+    same arithmetic reads an engine state and a seat's view; ``left`` has 9 entries."""
+    for v in range(PRINCESS + 1):
+        left[v] = CARD_COUNTS[v]
+    for i in range(npile):
+        left[cards[pile + i] & 15] -= 1
+    for i in range(nfaceup):
+        left[cards[faceup + i]] -= 1
+    for slot in range(2):
+        left[cards[hand + slot]] -= 1
+    left[0] = 0
+
+
+@njit(cache=True)
+def last_played(cards: np.ndarray, pile: int, npile: int, seat: int) -> int:
+    """The card ``seat`` put last on the discard pile ``cards[pile:pile + npile]``, or 0."""
+    for i in range(npile - 1, -1, -1):
+        if cards[pile + i] >> 4 == seat:
+            return cards[pile + i] & 15
+    return 0
+
+
+@njit(cache=True)
+def state_unaccounted(state: np.ndarray, mover: int) -> np.ndarray:
+    """:func:`unaccounted` for ``mover`` in the engine state ``state`` (a new array)."""
+    left = np.empty(PRINCESS + 1, dtype=np.int32)
+    unaccounted(
+        state, S_PILE, state[S_NPILE], S_DECK + 1, state[S_NFACEUP], S_HAND + 2 * mover, left
+    )
+    return left
 
 
 @njit(cache=True)
 def counted_guess(state: np.ndarray, mover: int) -> int:
     """The non-Guard value with the most copies ``mover`` cannot account for (not in the discard
     pile, face up or in its own hand), ties to the lowest value."""
+    left = state_unaccounted(state, mover)
     best = PRIEST
-    best_left = -1
-    for v in range(PRIEST, PRINCESS + 1):
-        left = CARD_COUNTS[v]
-        for i in range(state[S_NPILE]):
-            if state[S_PILE + i] & 15 == v:
-                left -= 1
-        for i in range(state[S_NFACEUP]):
-            if state[S_DECK + 1 + i] == v:
-                left -= 1
-        for slot in range(2):
-            if state[S_HAND + 2 * mover + slot] == v:
-                left -= 1
-        if left > best_left:
+    for v in range(PRIEST + 1, PRINCESS + 1):
+        if left[v] > left[best]:
             best = v
-            best_left = left
     return best
 
 
@@ -82,3 +137,93 @@ def keep_rule_guards(state: np.ndarray, mover: int, acts: np.ndarray, k: int) ->
         acts[kept] = a
         kept += 1
     return kept
+
+
+@njit(cache=True)
+def draw_guess(known: int, last: int, left: np.ndarray, rng: np.ndarray) -> int:
+    """The authors' Guard guess: ``known`` (the card the mover knows the target holds) if it is
+    not a Guard; else, when the target's last play ``last`` was the Countess, a Prince if a copy
+    is unaccounted for in ``left`` (:func:`unaccounted`), else the King if one is; else one of
+    the non-Guard values with the most copies unaccounted for, drawn uniformly from ``rng``."""
+    if known != 0 and known != GUARD:
+        return known
+    if last == COUNTESS:
+        if left[PRINCE] > 0:
+            return PRINCE
+        if left[KING] > 0:
+            return KING
+    most = 0
+    ties = 0
+    for v in range(PRIEST, PRINCESS + 1):
+        if left[v] > most:
+            most = left[v]
+            ties = 1
+        elif left[v] == most:
+            ties += 1
+    if most == 0:
+        return PRIEST + rand_below(rng, PRINCESS - PRIEST + 1)
+    pick = rand_below(rng, ties)
+    for v in range(PRIEST, PRINCESS + 1):
+        if left[v] == most:
+            if pick == 0:
+                return v
+            pick -= 1
+    return PRIEST
+
+
+@njit(cache=True)
+def key_guards(acts: np.ndarray, k: int) -> int:
+    """Replace the Guard actions of ``acts[:k]`` that name a guess by one key per target (the
+    Guard at that target with guess 0, where the first of them was), keeping the order; returns
+    the new count."""
+    seen = 0  # bit mask of the targets keyed so far
+    kept = 0
+    for i in range(k):
+        a = acts[i]
+        if action_card(a) == GUARD and action_guess(a) != 0:
+            target = action_target(a)
+            if seen & (1 << target):
+                continue
+            seen |= 1 << target
+            a = pack_action(GUARD, target, 0)
+        acts[kept] = a
+        kept += 1
+    return kept
+
+
+@njit(cache=True)
+def is_guard_key(action: int) -> bool:
+    """Whether ``action`` is a key of :func:`key_guards` (a Guard at a target, no guess)."""
+    return action_card(action) == GUARD and action_target(action) >= 0 and action_guess(action) == 0
+
+
+@njit(cache=True)
+def guard_key(action: int) -> int:
+    """The key of :func:`key_guards` that stands for ``action`` (``action`` itself if it is not a
+    Guard naming a guess)."""
+    if action_card(action) == GUARD and action_guess(action) != 0:
+        return pack_action(GUARD, action_target(action), 0)
+    return action
+
+
+@njit(cache=True)
+def drawn_action(state: np.ndarray, mover: int, action: int, rng: np.ndarray) -> int:
+    """The action to apply for ``action`` in the engine state ``state``: a key of
+    :func:`key_guards` with the guess :func:`draw_guess` draws for ``mover``; any other action
+    unchanged."""
+    if not is_guard_key(action):
+        return action
+    target = action_target(action)
+    left = state_unaccounted(state, mover)
+    last = last_played(state, S_PILE, state[S_NPILE], target)
+    guess = draw_guess(state[S_KNOW + mover * 4 + target], last, left, rng)
+    return pack_action(GUARD, target, guess)
+
+
+@njit(cache=True)
+def played_guess(view: np.ndarray, target: int, rng: np.ndarray) -> int:
+    """:func:`draw_guess` from a seat's ``view``: the guess its Guard at ``target`` names."""
+    left = np.empty(PRINCESS + 1, dtype=np.int32)
+    unaccounted(view, V_PILE, view[V_NPILE], V_FACEUP, view[V_NFACEUP], V_HAND, left)
+    last = last_played(view, V_PILE, view[V_NPILE], target)
+    return draw_guess(view[V_KNOWN + target], last, left, rng)

@@ -29,6 +29,7 @@ from numba import types
 from arena.engine.jit import njit
 from arena.engine.layout import STATE_SIZE, V_NPLAYERS, V_SEAT, VIEW_SIZE
 from bots.determinize import determinize
+from bots.guard_rule import GUARDS_WHOLE
 from bots.mcts_tree import (
     F_ACTION,
     MAX_NODES,
@@ -89,7 +90,7 @@ def ismcts_search(
         for _ in range(batch):
             determinize(view, rng, state)
             depth, count = descend(
-                nodes, value, count, state, rng, c, True, acts, childof, path, ev, False
+                nodes, value, count, state, rng, c, True, acts, childof, path, ev, GUARDS_WHOLE
             )
             random_playout_with(state, rng, me, pview, acts, ev)
             for s in range(nplayers):

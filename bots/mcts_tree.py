@@ -28,7 +28,7 @@ from arena.engine.jit import njit
 from arena.engine.layout import EVENT_WIDTH, MAX_ACTIONS, MAX_PLAYERS, S_END, S_TURN
 from arena.engine.rng import rand_below
 from arena.engine.rules import apply_action, legal_actions
-from bots.guard_rule import keep_rule_guards
+from bots.guard_rule import GUARDS_DRAWN, GUARDS_RULE, drawn_action, keep_rule_guards, key_guards
 
 # Node fields (columns of ``nodes``).
 F_ACTION = 0
@@ -112,7 +112,7 @@ def descend(
     childof: np.ndarray,
     path: np.ndarray,
     ev: np.ndarray,
-    guard_rule: bool,
+    guards: int,
 ) -> tuple[int, int]:
     """Selection and expansion from the root with the engine state ``state`` (changed in place).
 
@@ -122,9 +122,12 @@ def descend(
     ``mean + c * sqrt(ln(n) / visits)`` is played, where ``mean`` is the child's average reward
     for the seat playing it and ``n`` the parent's visits, or with ``subset`` the child's
     availability count (Cowling et al. 2012's subset-armed bandit). Every child legal here gets
-    one more availability. The descent also stops at the end of the round. With ``guard_rule``
-    a Guard names only the guess of :func:`bots.guard_rule.rule_guess` (the legal actions are
-    narrowed to it), never one read off the determinized hands.
+    one more availability. The descent also stops at the end of the round. ``guards`` says how
+    a Guard guesses (:mod:`bots.guard_rule`): with ``GUARDS_RULE`` it names only the guess of
+    :func:`bots.guard_rule.rule_guess` (the legal actions are narrowed to it); with
+    ``GUARDS_DRAWN`` the node of a Guard at a target is its key (no guess) and the guess is drawn
+    each time it is played (:func:`bots.guard_rule.drawn_action`); never one read off the
+    determinized hands. ``GUARDS_WHOLE`` keeps every guess an action of its own.
 
     Returns ``(depth, count)``: the nodes visited are ``path[0..depth]`` (``path[0]`` the root),
     ``count`` the new node count. The capacity is ``nodes.shape[0]``.
@@ -136,8 +139,10 @@ def descend(
     while state[S_END] == 0:
         k = legal_actions(state, acts)
         player = state[S_TURN]
-        if guard_rule:
+        if guards == GUARDS_RULE:
             k = keep_rule_guards(state, player, acts, k)
+        elif guards == GUARDS_DRAWN:
+            k = key_guards(acts, k)
         for i in range(k):
             childof[i] = -1
         untried = k
@@ -168,7 +173,7 @@ def descend(
             for i in range(k):
                 if childof[i] >= 0:
                     nodes[childof[i], F_AVAIL] += 1
-            apply_action(state, acts[chosen], ev)
+            apply_action(state, _played(state, player, acts[chosen], rng, guards), ev)
             depth += 1
             path[depth] = new
             return depth, count
@@ -189,10 +194,17 @@ def descend(
                 best_score = score
                 best = i
         node = childof[best]
-        apply_action(state, acts[best], ev)
+        apply_action(state, _played(state, player, acts[best], rng, guards), ev)
         depth += 1
         path[depth] = node
     return depth, count
+
+
+@njit(cache=True)
+def _played(state: np.ndarray, player: int, action: int, rng: np.ndarray, guards: int) -> int:
+    if guards == GUARDS_DRAWN:
+        return drawn_action(state, player, action, rng)
+    return action
 
 
 @njit(cache=True)

@@ -14,7 +14,10 @@ root visits over all trees, then the first in the legal order).
 ``params``: ``determinizations`` (50), ``iterations`` (160), ``c`` (0.7), ``seconds`` (0: off;
 otherwise determinizations go on until that much time has passed, each still searched for
 ``iterations`` iterations), ``guard_rule`` (true: in 2-player rounds every Guard in the trees
-names the rule's guess, :mod:`bots.guard_rule`), ``code_playouts`` (true: in 2-player rounds the
+names the rule's guess, :mod:`bots.guard_rule`), ``guard_draw`` (true: with ``guard_rule``, the
+trees key a Guard by its target and draw its guess each time it is played, and the chosen Guard's
+guess is drawn the same way, as the authors' code does; false: one guess per node, fixed),
+``code_playouts`` (true: in 2-player rounds the
 rollouts play the authors' playout policy, :mod:`bots.code_playouts`, instead of ``random``) and
 ``code_rules`` (true: in 2-player rounds a move the authors' rule-based checks settle is played
 without searching, :func:`bots.knowledge.settled_move`). docs/mcts.md gives the interpretation
@@ -27,9 +30,17 @@ import numpy as np
 from numba import types
 
 from arena.engine.jit import njit
-from arena.engine.layout import S_NPLAYERS, STATE_SIZE, V_NPLAYERS, V_SEAT, VIEW_SIZE
+from arena.engine.layout import GUARD, S_NPLAYERS, STATE_SIZE, V_NPLAYERS, V_SEAT, VIEW_SIZE
+from arena.engine.rules import action_card, action_guess, action_target, pack_action
 from bots.code_playouts import code_playout_with
 from bots.determinize import determinize
+from bots.guard_rule import (
+    GUARDS_DRAWN,
+    GUARDS_RULE,
+    GUARDS_WHOLE,
+    guard_key,
+    played_guess,
+)
 from bots.knowledge import settled_move
 from bots.mcts_tree import (
     F_ACTION,
@@ -58,6 +69,7 @@ BOT = PolicyInfo(
         "guard_rule": True,
         "code_playouts": True,
         "code_rules": True,
+        "guard_draw": True,
     },
     variants=("classic", "huibers"),
     players=(2, 3, 4),
@@ -87,13 +99,13 @@ def uct_search(
     path: np.ndarray,
     shares: np.ndarray,
     ev: np.ndarray,
-    guard_rule: bool,
+    guards: int,
     code_playouts: bool,
 ) -> int:
     """Plain UCT on the full (perfect-information) engine state ``root``, searched for ``seat``
     (the seat to move): ``iterations`` iterations into the tree ``nodes``/``value`` (reset here;
-    capacity at least ``iterations + 1``); with ``guard_rule`` every Guard in the tree names the
-    guess of :func:`bots.guard_rule.rule_guess`. ``state`` (:data:`STATE_SIZE`),
+    capacity at least ``iterations + 1``); ``guards`` says how the tree's Guards guess
+    (:mod:`bots.guard_rule`). ``state`` (:data:`STATE_SIZE`),
     ``scratch_view`` (:data:`VIEW_SIZE`) and the rest (:func:`bots.mcts_tree.new_scratch`) are
     work buffers. Returns the node count."""
     nplayers = root[S_NPLAYERS]
@@ -102,7 +114,7 @@ def uct_search(
         for i in range(STATE_SIZE):
             state[i] = root[i]
         depth, count = descend(
-            nodes, value, count, state, rng, c, False, acts, childof, path, ev, guard_rule
+            nodes, value, count, state, rng, c, False, acts, childof, path, ev, guards
         )
         if code_playouts:
             code_playout_with(state, rng, seat, scratch_view, acts, ev)
@@ -124,15 +136,16 @@ def pimc_search(
     iterations: int,
     c: float,
     seconds: float,
-    guard_rule: bool,
+    guards: int,
     code_playouts: bool,
     votes: np.ndarray,
     visits: np.ndarray,
 ) -> int:
     """Run PIMC from the deciding seat's ``view``: add to ``votes[i]`` one vote for each tree
     whose most visited root action is ``legal[i]``, and to ``visits[i]`` that action's root visits
-    in every tree. Returns the determinizations searched: ``determinizations``, or with
-    ``seconds > 0`` as many as fit in that time (at least one)."""
+    in every tree; with ``guards`` ``GUARDS_DRAWN`` a root Guard key counts for the first Guard
+    action of ``legal`` at its target. Returns the determinizations searched:
+    ``determinizations``, or with ``seconds > 0`` as many as fit in that time (at least one)."""
     me = view[V_SEAT]
     nodes, value = new_tree(iterations + 1)
     acts, childof, path, shares, ev = new_scratch()
@@ -146,14 +159,14 @@ def pimc_search(
         determinize(view, rng, root)
         uct_search(
             root, me, rng, nodes, value, iterations, c, state, pview, acts, childof, path,
-            shares, ev, guard_rule, code_playouts,
+            shares, ev, guards, code_playouts,
         )  # fmt: skip
         best = best_child(nodes, value, 0)
         ch = nodes[0, F_CHILD]
         while ch >= 0:
             a = nodes[ch, F_ACTION]
             for i in range(nlegal):
-                if legal[i] == a:
+                if (guard_key(legal[i]) if guards == GUARDS_DRAWN else legal[i]) == a:
                     visits[i] += nodes[ch, F_VISITS]
                     if ch == best:
                         votes[i] += 1
@@ -179,7 +192,8 @@ def pimc_policy(
     """PIMC's choice among ``legal[:nlegal]``: the majority vote of ``params[0]`` UCT trees of
     ``params[1]`` iterations with ``c = params[2]`` (``params[3]``: seconds, 0 off; in a 2-player
     round, nonzero ``params[4]``: Guards name the rule's guess, ``params[5]``: the authors'
-    playouts, ``params[6]``: their rule-based checks first)."""
+    playouts, ``params[6]``: their rule-based checks first, ``params[7]`` with ``params[4]``:
+    the rule's guess drawn at every play, :data:`bots.guard_rule.GUARDS_DRAWN`)."""
     if nlegal == 1:
         return legal[0]
     if params[6] != 0.0 and view[V_NPLAYERS] == 2:
@@ -191,15 +205,24 @@ def pimc_policy(
     votes = np.zeros(nlegal, dtype=np.int64)
     visits = np.zeros(nlegal, dtype=np.int64)
     # the rule in 2-player rounds only: with 3-4 players whole-action trees measured stronger
-    guard_rule = params[4] != 0.0 and view[V_NPLAYERS] == 2
+    guards = GUARDS_WHOLE
+    if params[4] != 0.0 and view[V_NPLAYERS] == 2:
+        guards = GUARDS_DRAWN if params[7] != 0.0 else GUARDS_RULE
     code_playouts = params[5] != 0.0 and view[V_NPLAYERS] == 2
     pimc_search(
         view, rng, legal, nlegal, determinizations, iterations, params[2], params[3],
-        guard_rule, code_playouts, votes, visits,
+        guards, code_playouts, votes, visits,
     )  # fmt: skip
     best = 0
     for i in range(1, nlegal):
         if votes[i] > votes[best] or (votes[i] == votes[best] and visits[i] > visits[best]):
             best = i
+    chosen = legal[best]
+    if guards == GUARDS_DRAWN and action_card(chosen) == GUARD and action_guess(chosen) != 0:
+        target = action_target(chosen)
+        drawn = pack_action(GUARD, target, played_guess(view, target, rng))
+        for i in range(nlegal):
+            if legal[i] == drawn:
+                chosen = drawn
     # every policy answers an int64 (bots.policy), where numba would answer legal's int32
-    return types.int64(legal[best])
+    return types.int64(chosen)

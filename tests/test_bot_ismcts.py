@@ -145,6 +145,7 @@ def test_each_node_scores_the_share_of_the_seat_that_plays_it() -> None:
 # --- time budget ----------------------------------------------------------------------------------
 
 
+@pytest.mark.alone
 def test_time_budget_iterates_for_the_given_seconds() -> None:
     game = Game(2, "classic", seed=5)
     view = game.view(game.turn)

@@ -14,12 +14,13 @@ from collections.abc import Iterator
 
 import numpy as np
 import pytest
-from positions import bot_choice, deal, random_positions
+from positions import after, bot_choice, deal, random_positions
 from scipy.stats import binomtest
 
 from arena.engine.layout import S_TURN, STATE_SIZE, VIEW_SIZE
 from arena.engine.rng import new_rng
 from arena.game import Action, Card, Game
+from bots.guard_rule import GUARDS_DRAWN, GUARDS_RULE, GUARDS_WHOLE, draw_guess, played_guess
 from bots.mcts_tree import (
     F_ACTION,
     F_AVAIL,
@@ -53,15 +54,16 @@ def positions(variant: str, players: int, rounds: int, seed: int) -> Iterator[Ga
 
 
 def uct(
-    state: np.ndarray, iterations: int, seed: int, guard_rule: bool = False
+    state: np.ndarray, iterations: int, seed: int, guards: int = GUARDS_WHOLE
 ) -> tuple[np.ndarray, np.ndarray, int]:
-    """One perfect-information UCT search (``c`` = 0.7) on the full engine state ``state``."""
+    """One perfect-information UCT search (``c`` = 0.7) on the full engine state ``state``, its
+    Guards guessing as ``guards`` says (:mod:`bots.guard_rule`)."""
     nodes, value = new_tree(iterations + 1)
     acts, childof, path, shares, ev = new_scratch()
     count = uct_search(
         state, int(state[S_TURN]), new_rng(seed), nodes, value, iterations, 0.7,
         np.empty(STATE_SIZE, dtype=np.int32), np.zeros(VIEW_SIZE, dtype=np.int32),
-        acts, childof, path, shares, ev, guard_rule, False,
+        acts, childof, path, shares, ev, guards, False,
     )  # fmt: skip
     return nodes, value, count
 
@@ -79,6 +81,7 @@ def test_registered_with_the_papers_parameters() -> None:
         "guard_rule": True,
         "code_playouts": True,
         "code_rules": True,
+        "guard_draw": True,
     }
     assert info.variants == ("classic", "huibers") and info.players == (2, 3, 4)
 
@@ -133,7 +136,7 @@ def test_with_the_guard_rule_a_guard_names_what_the_seat_could_guess() -> None:
     lowest value), which hits seat 1's Priest here; when seat 1 holds the Baron instead, the
     Guard names the Priest all the same, and misses."""
     game = Game(2, "huibers", deck=deal(8, 1, 2, 4))
-    nodes, _, _ = uct(game.state, 200, seed=1, guard_rule=True)
+    nodes, _, _ = uct(game.state, 200, seed=1, guards=GUARDS_RULE)
     guards = [
         Action.from_int(int(nodes[ch, F_ACTION]))
         for ch in tree_children(nodes, 0)
@@ -142,7 +145,7 @@ def test_with_the_guard_rule_a_guard_names_what_the_seat_could_guess() -> None:
     assert guards == [Action.from_str("Guard->1:Priest")]
     baron = Game(2, "huibers", deck=deal(8, 1, 3, 4))
     assert baron.hand(1) == (Card.BARON,)
-    nodes, value, _ = uct(baron.state, 200, seed=1, guard_rule=True)
+    nodes, value, _ = uct(baron.state, 200, seed=1, guards=GUARDS_RULE)
     [guard] = [
         ch
         for ch in tree_children(nodes, 0)
@@ -150,6 +153,73 @@ def test_with_the_guard_rule_a_guard_names_what_the_seat_could_guess() -> None:
     ]
     assert Action.from_int(int(nodes[guard, F_ACTION])) == Action.from_str("Guard->1:Priest")
     assert value[guard] < nodes[guard, F_VISITS]  # it does not always win
+
+
+def test_with_drawn_guards_a_guard_is_one_node_whose_guess_is_drawn_at_every_play() -> None:
+    """With ``guard_draw`` (the default) a Guard at a target is one node (its key, no guess) and
+    the guess is drawn each time it is played: against seat 1's Priest it hits in some iterations
+    and misses in others (with the rule alone it named the Priest in every iteration, above)."""
+    game = Game(2, "huibers", deck=deal(8, 1, 2, 4))
+    nodes, value, _ = uct(game.state, 400, seed=1, guards=GUARDS_DRAWN)
+    [guard] = [ch for ch in tree_children(nodes, 0) if int(nodes[ch, F_ACTION]) & 15 == Card.GUARD]
+    key = int(nodes[guard, F_ACTION])  # the Guard at seat 1 naming nothing, not an Action
+    assert key == Card.GUARD | (1 + 1) << 4
+    assert 0 < value[guard] < nodes[guard, F_VISITS]
+
+
+# --- the Guard's guess (the authors' draw) ----------------------------------------------------
+
+
+def left_counts(**copies: int) -> np.ndarray:
+    """Unaccounted copies per value (index 0 unused), from ``Card`` names in lower case."""
+    left = np.zeros(9, dtype=np.int32)
+    for name, n in copies.items():
+        left[Card[name.upper()]] = n
+    return left
+
+
+def test_the_drawn_guess_is_the_known_card_else_after_a_countess_a_prince_or_the_king() -> None:
+    rng = new_rng(0)
+    many = left_counts(priest=2, baron=2, prince=1, king=1)
+    assert draw_guess(Card.BARON, 0, many, rng) == Card.BARON
+    assert draw_guess(Card.PRINCESS, Card.COUNTESS, many, rng) == Card.PRINCESS
+    assert draw_guess(0, Card.COUNTESS, many, rng) == Card.PRINCE
+    assert draw_guess(Card.GUARD, Card.COUNTESS, many, rng) == Card.PRINCE
+    no_prince = left_counts(priest=2, baron=2, king=1)
+    assert draw_guess(0, Card.COUNTESS, no_prince, rng) == Card.KING
+    neither = left_counts(priest=2, baron=1)
+    assert draw_guess(0, Card.COUNTESS, neither, rng) == Card.PRIEST
+
+
+def test_the_drawn_guess_draws_among_the_most_unaccounted_values() -> None:
+    """Never the Guard, never a value with fewer copies left; each tied value drawn."""
+    rng = new_rng(4)
+    left = left_counts(guard=5, priest=2, baron=2, handmaid=1, prince=2, king=1)
+    drawn = [draw_guess(0, 0, left, rng) for _ in range(300)]
+    assert set(drawn) == {Card.PRIEST, Card.BARON, Card.PRINCE}
+    assert min(drawn.count(v) for v in set(drawn)) > 60
+
+
+def test_played_guess_reads_a_countess_just_played_from_the_view() -> None:
+    """Seat 1 plays the Countess beside the King: seat 0's Guard names a Prince."""
+    game = after(Game(2, "huibers", deck=deal(8, 1, 7, 4, 6, 3)), "Handmaid", "Countess")
+    assert game.turn == 0 and game.hand(0) == (Card.GUARD, Card.BARON)
+    assert played_guess(game.view(0), 1, new_rng(0)) == Card.PRINCE
+
+
+def test_the_chosen_guard_names_a_drawn_guess() -> None:
+    """Seat 0 holds the Guard and the Princess: the search plays the Guard, and its guess is
+    drawn among the values with the most copies seat 0 cannot account for (the Priest, Baron,
+    Handmaid and Prince, two each); with ``guard_draw=false`` it is always the lowest of them."""
+    game = Game(2, "huibers", deck=deal(3, 1, 6, 8))
+    assert game.hand(0) == (Card.GUARD, Card.PRINCESS)
+    settings = {**SMALL, "code_rules": False}
+    drawn = {choice(game, seed=s, **settings) for s in range(24)}
+    assert {a.card for a in drawn} == {Card.GUARD}
+    assert len({a.guess for a in drawn}) > 1
+    assert {a.guess for a in drawn} <= {Card.PRIEST, Card.BARON, Card.HANDMAID, Card.PRINCE}
+    fixed = {choice(game, seed=s, guard_draw=False, **settings) for s in range(8)}
+    assert fixed == {Action.from_str("Guard->1:Priest")}
 
 
 @pytest.mark.parametrize(("variant", "players"), CONFIGS)
@@ -181,7 +251,7 @@ def test_votes_one_per_determinization() -> None:
     votes = np.zeros(len(legal), dtype=np.int64)
     visits = np.zeros(len(legal), dtype=np.int64)
     done = pimc_search(
-        view, new_rng(3), legal, len(legal), 12, 40, 0.7, 0.0, True, False, votes, visits
+        view, new_rng(3), legal, len(legal), 12, 40, 0.7, 0.0, GUARDS_DRAWN, False, votes, visits
     )
     assert done == 12 and votes.sum() == 12 and visits.sum() == 12 * 40
 
@@ -189,17 +259,18 @@ def test_votes_one_per_determinization() -> None:
 # --- time budget ----------------------------------------------------------------------------------
 
 
+@pytest.mark.alone
 def test_time_budget_runs_determinizations_for_the_given_seconds() -> None:
     game = Game(2, "classic", seed=5)
     view = game.view(game.turn)
     legal = np.array(game.legal_packed(), dtype=np.int32)
-    params = np.array([1.0, 40.0, 0.7, 0.05, 1.0])
+    params = np.array([1.0, 40.0, 0.7, 0.05, 1.0, 0.0, 0.0, 1.0])
     pimc_policy(view, legal, len(legal), new_rng(0), params, NO_TABLE)  # compile or load
     votes = np.zeros(len(legal), dtype=np.int64)
     visits = np.zeros(len(legal), dtype=np.int64)
     begun = time.perf_counter()
     done = pimc_search(
-        view, new_rng(1), legal, len(legal), 1, 40, 0.7, 0.05, True, False, votes, visits
+        view, new_rng(1), legal, len(legal), 1, 40, 0.7, 0.05, GUARDS_DRAWN, False, votes, visits
     )
     spent = time.perf_counter() - begun
     assert 0.05 <= spent < 0.5
