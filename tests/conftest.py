@@ -1,6 +1,10 @@
 """Shared fixtures: the test bot packages of tests/fixtures, installed as real packages with entry
 points, and ``bubblewrap``, for the tests that need the sandbox.
 
+The suite runs on two processes (pytest-xdist); a test marked ``alone`` (one that measures time
+or depends on an idle processor) holds the machine: it waits for the other process's test to
+finish, and that process waits for it.
+
 A test that needs a tool the machine may lack skips with the reason where it is missing, unless
 CI requires the tool (``.ci/run`` sets ``ARENA_REQUIRE_SANDBOX=1``, ``ARENA_REQUIRE_BROWSER=1``
 and ``ARENA_REQUIRE_POSTGRES=1``): then it fails with the reason. Everything else passes
@@ -9,6 +13,7 @@ whatever is installed.
 
 from __future__ import annotations
 
+import fcntl
 import importlib
 import os
 import shutil
@@ -21,6 +26,22 @@ import pytest
 from postgres import postgres_server as postgres_server  # the fixture, for every test
 
 FIXTURES = Path(__file__).parent / "fixtures"
+
+
+@pytest.fixture(autouse=True)
+def machine_share(
+    request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[None]:
+    """Under pytest-xdist, every test holds the machine shared and a test marked ``alone``
+    exclusively (a lock file beside the workers' temporary folders)."""
+    if "PYTEST_XDIST_WORKER" not in os.environ:
+        yield
+        return
+    alone = request.node.get_closest_marker("alone") is not None
+    lock = tmp_path_factory.getbasetemp().parent / "machine.lock"
+    with open(lock, "a") as held:
+        fcntl.flock(held, fcntl.LOCK_EX if alone else fcntl.LOCK_SH)
+        yield
 
 
 @pytest.fixture(scope="session")

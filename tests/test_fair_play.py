@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 import signal
+import statistics
 import subprocess
 import sys
 import threading
@@ -50,6 +51,7 @@ def tournament(tmp_path: Path, *args: str) -> list:
     return [g.record for g in store.stored_games(tid)]
 
 
+@pytest.mark.alone
 def test_a_spinning_bot_takes_no_processor_from_its_opponent(
     fairplay: None, tmp_path: Path
 ) -> None:
@@ -66,8 +68,9 @@ def test_a_spinning_bot_takes_no_processor_from_its_opponent(
         seat = record.seats.index("worker")
         opponent = record.seats[1 - seat]
         per_move[opponent].append(record.times[seat] / max(1, record.moves[seat]))
-    beside_spinner = sum(per_move["spinner"]) / len(per_move["spinner"])
-    beside_idle = sum(per_move["spinner[spin=0]"]) / len(per_move["spinner[spin=0]"])
+    # medians: one game slowed by something outside the tournament does not decide the test
+    beside_spinner = statistics.median(per_move["spinner"])
+    beside_idle = statistics.median(per_move["spinner[spin=0]"])
     # the worker keeps its move time beside the spinner (within 25%): the spinner's child gets
     # no processor between its moves, in the worker's games against it and in its other games;
     # about 40% of the move time (0.1 s of processor as its warm_up measured it; a core shared

@@ -106,6 +106,7 @@ def check_slow_crasher(
     assert took <= bound(alone), f"{took:.1f} s with the slow crasher, {alone:.1f} s without"
 
 
+@pytest.mark.alone
 def test_a_slow_crasher_does_not_hold_up_the_field(
     bubblewrap: None, tmp_path: Path, installed: Callable[..., None]
 ) -> None:

@@ -682,18 +682,19 @@ def test_two_plugins_of_a_submitted_package_share_its_limit(store: Store, tmp_pa
     assert store.records() == []
 
 
+@pytest.mark.alone
 def test_a_hanging_register_hook_fails_a_submit_once_within_the_listing_timeout(
     store: Store, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     from arena.hosting import build
 
-    timeout = 6.0  # slow_plugin's slow hook sleeps 3 s, its hung one 300 s
+    timeout = 8.0  # slow_plugin's slow hook sleeps 5 s, its hung one 300 s
     monkeypatch.setattr(build, "LIST_TIME", timeout)
     begun = time.monotonic()
     hung = refused(str(fixture_wheel(tmp_path / "hung", "slow_plugin", ("hung",))))
     took = time.monotonic() - begun
     assert timeout <= took < timeout + 20, f"the refused submit took {took:.1f} s"
-    assert "plugin 'hung' failed: no listing within 6 s" in hung
+    assert "plugin 'hung' failed: no listing within 8 s" in hung
     assert store.records() == []
     # the slow one is asked once, at submit; its listing is kept with the record (by its content
     # hash) and never asked again
@@ -704,4 +705,6 @@ def test_a_hanging_register_hook_fails_a_submit_once_within_the_listing_timeout(
     took = time.monotonic() - begun
     assert any(x.startswith("tortoise ") for x in lines)
     assert not any(x.startswith("error:") for x in lines)
-    assert took < 3, f"arena bots took {took:.1f} s: it asked the slow hook again"
+    # the hook sleeps 5 s: a listing under 5 s did not ask it (a loaded machine's listing alone can
+    # take 3 s)
+    assert took < 5, f"arena bots took {took:.1f} s: it asked the slow hook again"
