@@ -25,6 +25,7 @@ from multiprocessing.process import BaseProcess
 from typing import Any
 
 from arena.errors import ArenaError
+from arena.tournament.ctrl_c import ctrl_c_held
 from arena.tournament.worker import BlockPlayer, BlockResult, BlockTask, WorkerSetup
 
 
@@ -46,26 +47,14 @@ def default_workers() -> int:
 
 
 @contextlib.contextmanager
-def _ctrl_c_held() -> Iterator[None]:
-    """Hold Ctrl-C back while the block runs: a worker started in it inherits the held signal
-    and lets it go only once it ignores it (a Ctrl-C while its interpreter still imports would
-    print a traceback); here a Ctrl-C is handled when the block ends, not in the middle of
-    starting a worker."""
+def _starting_held() -> Iterator[None]:
+    """Hold Ctrl-C back while workers start (:func:`arena.tournament.ctrl_c.ctrl_c_held`): a
+    worker started in it inherits the held signal and lets it go only once it ignores it (a
+    Ctrl-C while its interpreter still imports would print a traceback)."""
     # multiprocessing's resource tracker, started with the first worker, unblocks Ctrl-C
     resource_tracker.ensure_running()
-    if threading.current_thread() is not threading.main_thread():  # no Ctrl-C comes here
+    with ctrl_c_held():
         yield
-        return
-    came: list[bool] = []
-    handler = signal.signal(signal.SIGINT, lambda signum, frame: came.append(True))
-    held = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
-    try:
-        yield
-    finally:
-        signal.pthread_sigmask(signal.SIG_SETMASK, held)
-        signal.signal(signal.SIGINT, handler)
-        if came:
-            signal.raise_signal(signal.SIGINT)
 
 
 def _receive_tasks(conn: Connection, tasks: queue.SimpleQueue[BlockTask | None]) -> None:
@@ -149,7 +138,7 @@ class LocalPool:
                 name=f"arena-worker-{number}",
                 daemon=True,
             )
-            with _ctrl_c_held():
+            with _starting_held():
                 process.start()
             theirs.close()
             self._workers.append(_Worker(number, process, ours))

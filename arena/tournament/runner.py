@@ -37,6 +37,7 @@ from arena.hosting.hosted import MEMORY_MB
 from arena.hosting.names import canonical
 from arena.hosting.plugins import plugin_ref
 from arena.hosting.sandbox import Sandbox
+from arena.tournament.ctrl_c import ctrl_c_held
 from arena.tournament.disqualification import DisqualificationLedger, Verdict
 from arena.tournament.lease import RunnerLease
 from arena.tournament.schedule import ScheduledGame, grown_schedule, schedule_size
@@ -656,7 +657,12 @@ def _run(
                     # the latest block only: the first ones include starting the bots' hosts
                     per_game = result.seconds / len(result.outcomes)
                     size = max(1, min(MAX_BLOCK, round(BLOCK_SECONDS / max(per_game, 1e-6))))
-            done += _settle(store, tid, lease.token, ledger, blocks, held, replays, summary, stop)
+            # blocks are stored and counted whole: a Ctrl-C in the store's transaction would leave
+            # its lock for the final status write to wait out
+            with ctrl_c_held():
+                done += _settle(
+                    store, tid, lease.token, ledger, blocks, held, replays, summary, stop
+                )
             if progress is not None:
                 progress.update(done, summary.total, summary.faults)
             if summary.stopped:
