@@ -30,7 +30,7 @@ import ast
 import importlib
 import pkgutil
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from functools import cache
 from pathlib import Path
@@ -324,6 +324,20 @@ class PolicyBot(Bot):
         view = observation.to_view()
         packed = self._policy(view, legal, len(legal), self.state, self.params, self.table)
         return Action.from_int(int(packed))
+
+    def act_view(self, view: Sequence[int], legal: Sequence[int]) -> int:
+        """The policy's choice, packed, from the engine view and the packed legal actions as the
+        referee sends them: the host's fast path (docs/protocol.md), which skips building an
+        :class:`~arena.game.Observation` the policy would only turn back into these arrays."""
+        import numpy as np
+
+        legal_array = np.array(legal, dtype=np.int32)
+        view_array = np.array(view, dtype=np.int32)
+        return int(
+            self._policy(
+                view_array, legal_array, len(legal_array), self.state, self.params, self.table
+            )
+        )
 
 
 def policy_bot(name: str) -> type[PolicyBot]:

@@ -223,3 +223,53 @@ def test_policy_bots_warm_up_without_changing_their_play() -> None:
     bot.reset(4)
     bot.warm_up()
     assert bot.act(obs) == first
+
+
+def test_a_policy_bot_answers_the_same_from_the_view_as_from_the_observation() -> None:
+    """``act_view`` (the host's fast path, docs/protocol.md) makes the choice ``act`` makes."""
+    import random
+
+    from arena.game import Action
+    from bots.policy import policy_bot
+
+    rng = random.Random(5)
+    small = {"montecarlo": {"playouts": 20}, "pimc": {"determinizations": 4, "iterations": 20}}
+    for name in ("knowledge", "montecarlo", "pimc"):
+        bot = policy_bot(name)(**small.get(name, {}))
+        for r in range(6):
+            game = Game(2, "classic", seed=r)
+            while not game.over:
+                obs = game.observation(game.turn)
+                bot.reset(r)
+                chosen = bot.act(obs)
+                bot.reset(r)
+                view = game.view(game.turn).tolist()
+                packed = bot.act_view(view, [a.to_int() for a in obs.legal_actions])
+                assert Action.from_int(packed) == chosen
+                game.play(rng.choice(obs.legal_actions))
+
+
+def test_hosted_policy_bots_play_like_the_in_process_ones() -> None:
+    """A hosted policy bot answers through ``act_view``; the records are those of the same bots
+    in this process, answering through ``act``."""
+    from arena.referee.play import InProcessHandle
+    from bots.policy import policy_bot
+
+    referee = Referee("classic", move_time=None)
+    specs = ("knowledge", "montecarlo[playouts=20]")
+    a, b = hosted(specs[0], "reference"), hosted(specs[1], "reference")
+    try:
+        for seed in range(4):
+            remote = referee.play_round([a, b], seed=seed)
+            local = referee.play_round(
+                [
+                    InProcessHandle(policy_bot("knowledge")(), specs[0]),
+                    InProcessHandle(policy_bot("montecarlo")(playouts=20), specs[1]),
+                ],
+                seed=seed,
+            )
+            assert remote.actions == local.actions and remote.winners == local.winners
+            assert remote.faults == []
+    finally:
+        a.close()
+        b.close()

@@ -222,6 +222,8 @@ def _play(bot: Any, lines: _Lines, send: Callable[..., None]) -> int:
 
     events: list[Event] = []
     failure: str | None = None  # why the bot cannot play this round (its reset failed)
+    # a bot that reads only the view answers from the arrays as sent (docs/protocol.md)
+    act_view = getattr(bot, "act_view", None)
     for line in lines:
         try:
             message = P.decode(line)
@@ -236,6 +238,10 @@ def _play(bot: Any, lines: _Lines, send: Callable[..., None]) -> int:
                     send(P.ERROR, kind="crash", message=failure, nonce=nonce)
                     continue
                 view = message["view"]
+                if callable(act_view):
+                    packed = act_view(view, message["legal"])
+                    send(P.ACTION, action=str(Action.from_int(packed)), nonce=nonce)
+                    continue
                 players = view[V_NPLAYERS]
                 events.extend(Event.from_row(row, players) for row in message["events"])
                 observation = Observation.from_view(
