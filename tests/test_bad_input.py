@@ -12,7 +12,7 @@ import sqlite3
 import subprocess
 import sys
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 
 import pytest
@@ -183,6 +183,11 @@ def test_postgresql_read_only(postgres_server: str) -> None:
 NOBODY = 65534
 
 
+def _without_caches(env: Mapping[str, str]) -> dict[str, str]:
+    """``env`` without the operator's cache locations: nobody's caches go in its own home."""
+    return {k: v for k, v in env.items() if k not in ("XDG_CACHE_HOME", "NUMBA_CACHE_DIR")}
+
+
 def as_nobody(home: Path, *args: str) -> subprocess.CompletedProcess[str]:
     """``arena ARGS`` run as user and group 65534 with no other groups (a real user: its own
     home for numba's cache, since root's is not writable by it)."""
@@ -191,7 +196,7 @@ def as_nobody(home: Path, *args: str) -> subprocess.CompletedProcess[str]:
         capture_output=True,
         text=True,
         cwd="/",
-        env={**os.environ, "HOME": str(home), "ARENA_DB": ""},
+        env={**_without_caches(os.environ), "HOME": str(home), "ARENA_DB": ""},
         timeout=300,
     )
 

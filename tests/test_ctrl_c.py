@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import signal
 import time
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -20,6 +21,15 @@ from arena.tournament.ctrl_c import ctrl_c_held
 from arena.tournament.pool import LocalPool
 from arena.tournament.runner import TournamentSpec, plan_tournament, run_tournament, worker_setup
 from leaderboard.store import Store
+
+
+@pytest.fixture(autouse=True)
+def ctrl_c_raises() -> Iterator[None]:
+    """Python's own Ctrl-C handler for the test (a test runner started in the background has
+    SIGINT ignored, and then so would these)."""
+    before = signal.signal(signal.SIGINT, signal.default_int_handler)
+    yield
+    signal.signal(signal.SIGINT, before)
 
 
 def test_a_ctrl_c_while_held_is_raised_when_the_block_ends() -> None:
