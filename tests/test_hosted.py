@@ -68,6 +68,8 @@ def test_bot_output_goes_to_its_log_not_the_protocol(faulty_bots: Path) -> None:
         ("exiter", "exited", "about to exit"),
         ("liar", "illegal", "Guard->3:Princess"),
         ("garbler", "malformed", "not an action at all"),
+        ("viewliar", "illegal", "Guard->3:Princess"),
+        ("viewgarbler", "crash", "TypeError"),
         ("corrupter", "protocol", "not JSON"),
         ("hog", "crash", "MemoryError"),
     ],
