@@ -25,7 +25,6 @@ import numpy as np
 
 from arena.engine.jit import njit
 from arena.engine.layout import (
-    CARD_COUNTS,
     COUNTESS,
     GUARD,
     KING,
@@ -38,15 +37,13 @@ from arena.engine.layout import (
     S_NFACEUP,
     S_NPILE,
     S_PILE,
-    V_FACEUP,
-    V_HAND,
     V_KNOWN,
-    V_NFACEUP,
     V_NPILE,
     V_PILE,
 )
-from arena.engine.rng import rand_below
 from arena.engine.rules import action_card, action_guess, action_target, pack_action
+from bots.knowledge import code_guess, unaccounted
+from bots.views import count_unaccounted
 
 #: How a search tree's Guards guess (the ``guards`` argument of
 #: :func:`bots.mcts_tree.descend`): every guess is an action of its own,
@@ -55,25 +52,6 @@ GUARDS_WHOLE = 0
 GUARDS_RULE = 1
 #: ... one key per target, the guess drawn each time it is played (:func:`drawn_action`).
 GUARDS_DRAWN = 2
-
-
-@njit(cache=True)
-def unaccounted(
-    cards: np.ndarray, pile: int, npile: int, faceup: int, nfaceup: int, hand: int, left: np.ndarray
-) -> None:
-    """Fill ``left[v]`` with the copies of each value ``v`` that a seat cannot account for: not
-    in the discard pile ``cards[pile:pile + npile]`` (entries ``seat * 16 + card``), face up
-    (``cards[faceup:faceup + nfaceup]``) or in its hand (the two slots at ``cards[hand]``). The
-    same arithmetic reads an engine state and a seat's view; ``left`` has 9 entries."""
-    for v in range(PRINCESS + 1):
-        left[v] = CARD_COUNTS[v]
-    for i in range(npile):
-        left[cards[pile + i] & 15] -= 1
-    for i in range(nfaceup):
-        left[cards[faceup + i]] -= 1
-    for slot in range(2):
-        left[cards[hand + slot]] -= 1
-    left[0] = 0
 
 
 @njit(cache=True)
@@ -87,9 +65,10 @@ def last_played(cards: np.ndarray, pile: int, npile: int, seat: int) -> int:
 
 @njit(cache=True)
 def state_unaccounted(state: np.ndarray, mover: int) -> np.ndarray:
-    """:func:`unaccounted` for ``mover`` in the engine state ``state`` (a new array)."""
+    """:func:`bots.views.count_unaccounted` for ``mover`` in the engine state ``state`` (a new
+    array)."""
     left = np.empty(PRINCESS + 1, dtype=np.int32)
-    unaccounted(
+    count_unaccounted(
         state, S_PILE, state[S_NPILE], S_DECK + 1, state[S_NFACEUP], S_HAND + 2 * mover, left
     )
     return left
@@ -143,8 +122,9 @@ def keep_rule_guards(state: np.ndarray, mover: int, acts: np.ndarray, k: int) ->
 def draw_guess(known: int, last: int, left: np.ndarray, rng: np.ndarray) -> int:
     """The authors' Guard guess: ``known`` (the card the mover knows the target holds) if it is
     not a Guard; else, when the target's last play ``last`` was the Countess, a Prince if a copy
-    is unaccounted for in ``left`` (:func:`unaccounted`), else the King if one is; else one of
-    the non-Guard values with the most copies unaccounted for, drawn uniformly from ``rng``."""
+    is unaccounted for in ``left`` (:func:`bots.knowledge.unaccounted`), else the King if one
+    is; else :func:`bots.knowledge.code_guess` (the non-Guard values with the most copies
+    unaccounted for, ties drawn from ``rng``)."""
     if known != 0 and known != GUARD:
         return known
     if last == COUNTESS:
@@ -152,23 +132,7 @@ def draw_guess(known: int, last: int, left: np.ndarray, rng: np.ndarray) -> int:
             return PRINCE
         if left[KING] > 0:
             return KING
-    most = 0
-    ties = 0
-    for v in range(PRIEST, PRINCESS + 1):
-        if left[v] > most:
-            most = left[v]
-            ties = 1
-        elif left[v] == most:
-            ties += 1
-    if most == 0:
-        return PRIEST + rand_below(rng, PRINCESS - PRIEST + 1)
-    pick = rand_below(rng, ties)
-    for v in range(PRIEST, PRINCESS + 1):
-        if left[v] == most:
-            if pick == 0:
-                return v
-            pick -= 1
-    return PRIEST
+    return code_guess(left, rng)
 
 
 @njit(cache=True)
@@ -223,7 +187,5 @@ def drawn_action(state: np.ndarray, mover: int, action: int, rng: np.ndarray) ->
 @njit(cache=True)
 def played_guess(view: np.ndarray, target: int, rng: np.ndarray) -> int:
     """:func:`draw_guess` from a seat's ``view``: the guess its Guard at ``target`` names."""
-    left = np.empty(PRINCESS + 1, dtype=np.int32)
-    unaccounted(view, V_PILE, view[V_NPILE], V_FACEUP, view[V_NFACEUP], V_HAND, left)
     last = last_played(view, V_PILE, view[V_NPILE], target)
-    return draw_guess(view[V_KNOWN + target], last, left, rng)
+    return draw_guess(view[V_KNOWN + target], last, unaccounted(view), rng)

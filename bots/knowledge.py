@@ -52,7 +52,7 @@ from arena.engine.layout import (
 )
 from arena.engine.rng import rand_below
 from bots.policy import PolicyInfo
-from bots.views import first_target, other_card, play_card, sure_knockout
+from bots.views import count_unaccounted, first_target, other_card, play_card, sure_knockout
 
 BOT = PolicyInfo(
     name="knowledge",
@@ -89,14 +89,8 @@ def least_played_guess(view: np.ndarray) -> int:
 def unaccounted(view: np.ndarray) -> np.ndarray:
     """Per value, the copies this seat cannot account for: not in the discard pile, face up or in
     its own hand (the authors' ``card_count``; cards it knows others hold still count)."""
-    left = CARD_COUNTS.copy()
-    for i in range(view[V_NPILE]):
-        left[view[V_PILE + i] & 15] -= 1
-    for i in range(view[V_NFACEUP]):
-        left[view[V_FACEUP + i]] -= 1
-    left[view[V_HAND]] -= 1
-    left[view[V_HAND + 1]] -= 1
-    left[0] = 0
+    left = np.empty(PRINCESS + 1, dtype=np.int32)
+    count_unaccounted(view, V_PILE, view[V_NPILE], V_FACEUP, view[V_NFACEUP], V_HAND, left)
     return left
 
 

@@ -6,6 +6,7 @@ import numpy as np
 
 from arena.engine.jit import njit
 from arena.engine.layout import (
+    CARD_COUNTS,
     GUARD,
     PRINCESS,
     V_ALIVE,
@@ -205,3 +206,22 @@ def random_unseen_card(view: np.ndarray, rng: np.ndarray, lowest: int) -> int:
         if pick < 0:
             return v
     return 0
+
+
+@njit(cache=True)
+def count_unaccounted(
+    cards: np.ndarray, pile: int, npile: int, faceup: int, nfaceup: int, hand: int, left: np.ndarray
+) -> None:
+    """Fill ``left[v]`` with the copies of each value ``v`` that a seat cannot account for: not
+    in the discard pile ``cards[pile:pile + npile]`` (entries ``seat * 16 + card``), face up
+    (``cards[faceup:faceup + nfaceup]``) or in its hand (the two slots at ``cards[hand]``). The
+    same arithmetic reads an engine state and a seat's view; ``left`` has 9 entries."""
+    for v in range(PRINCESS + 1):
+        left[v] = CARD_COUNTS[v]
+    for i in range(npile):
+        left[cards[pile + i] & 15] -= 1
+    for i in range(nfaceup):
+        left[cards[faceup + i]] -= 1
+    for slot in range(2):
+        left[cards[hand + slot]] -= 1
+    left[0] = 0
