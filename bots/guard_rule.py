@@ -56,7 +56,9 @@ GUARDS_DRAWN = 2
 
 @njit(cache=True)
 def last_played(cards: np.ndarray, pile: int, npile: int, seat: int) -> int:
-    """The card ``seat`` put last on the discard pile ``cards[pile:pile + npile]``, or 0."""
+    """The card ``seat`` put last on the discard pile ``cards[pile:pile + npile]``, or 0 (its
+    last play, or the card a Prince made it discard: the pile does not tell them apart, and the
+    Countess inference reads both as played)."""
     for i in range(npile - 1, -1, -1):
         if cards[pile + i] >> 4 == seat:
             return cards[pile + i] & 15
