@@ -138,6 +138,15 @@ def draw_guess(known: int, last: int, left: np.ndarray, rng: np.ndarray) -> int:
 
 
 @njit(cache=True)
+def guard_key(action: int) -> int:
+    """The key of :func:`key_guards` that stands for ``action`` (``action`` itself if it is not a
+    Guard naming a guess)."""
+    if action_card(action) == GUARD and action_guess(action) != 0:
+        return pack_action(GUARD, action_target(action), 0)
+    return action
+
+
+@njit(cache=True)
 def key_guards(acts: np.ndarray, k: int) -> int:
     """Replace the Guard actions of ``acts[:k]`` that name a guess by one key per target (the
     Guard at that target with guess 0, where the first of them was), keeping the order; returns
@@ -145,13 +154,12 @@ def key_guards(acts: np.ndarray, k: int) -> int:
     seen = 0  # bit mask of the targets keyed so far
     kept = 0
     for i in range(k):
-        a = acts[i]
-        if action_card(a) == GUARD and action_guess(a) != 0:
+        a = guard_key(acts[i])
+        if a != acts[i]:
             target = action_target(a)
             if seen & (1 << target):
                 continue
             seen |= 1 << target
-            a = pack_action(GUARD, target, 0)
         acts[kept] = a
         kept += 1
     return kept
@@ -161,15 +169,6 @@ def key_guards(acts: np.ndarray, k: int) -> int:
 def is_guard_key(action: int) -> bool:
     """Whether ``action`` is a key of :func:`key_guards` (a Guard at a target, no guess)."""
     return action_card(action) == GUARD and action_target(action) >= 0 and action_guess(action) == 0
-
-
-@njit(cache=True)
-def guard_key(action: int) -> int:
-    """The key of :func:`key_guards` that stands for ``action`` (``action`` itself if it is not a
-    Guard naming a guess)."""
-    if action_card(action) == GUARD and action_guess(action) != 0:
-        return pack_action(GUARD, action_target(action), 0)
-    return action
 
 
 @njit(cache=True)

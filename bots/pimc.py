@@ -224,5 +224,6 @@ def pimc_policy(
         for i in range(nlegal):
             if legal[i] == drawn:
                 chosen = drawn
+                break
     # every policy answers an int64 (bots.policy), where numba would answer legal's int32
     return types.int64(chosen)

@@ -320,12 +320,9 @@ class PolicyBot(Bot):
 
     def act(self, observation: Observation) -> Action:
         """The policy's choice for this observation."""
-        legal = observation.legal_packed()
-        view = observation.to_view()
-        packed = self._policy(view, legal, len(legal), self.state, self.params, self.table)
-        return Action.from_int(int(packed))
+        return Action.from_int(self.act_view(observation.to_view(), observation.legal_packed()))
 
-    def act_view(self, view: Sequence[int], legal: Sequence[int]) -> int:
+    def act_view(self, view: Sequence[int] | np.ndarray, legal: Sequence[int] | np.ndarray) -> int:
         """The policy's choice, packed, from the engine view and the packed legal actions as the
         referee sends them: the host's fast path (docs/protocol.md), which skips building an
         :class:`~arena.game.Observation` the policy would only turn back into these arrays."""
