@@ -177,6 +177,9 @@ def _serve(
         # what every served process needs (see _play), imported once here, not in each of them
         import arena.game.events
         import arena.seeds  # noqa: F401
+        from arena.hosting.hugepages import collapse_anonymous_memory
+
+        collapse_anonymous_memory()  # each fork then copies far fewer page-table entries
     send(P.HELLO, protocol=P.PROTOCOL_VERSION, bot=str(spec), plugin=plugin, pid=os.getpid())
     lines = _Lines(proto_in.fileno())
     if fork_server == "none":
