@@ -100,3 +100,22 @@ def test_a_reference_hosts_fork_server_holds_its_memory_in_huge_pages(bubblewrap
     finally:
         greedy.close()
         uniform.close()
+
+
+def test_collapsing_stops_when_its_time_is_up() -> None:
+    why = _collapses_here()
+    if why is not None:
+        pytest.skip(why)
+    probe = (
+        "import mmap\n"
+        "from arena.hosting.hugepages import collapse_anonymous_memory\n"
+        f"m = mmap.mmap(-1, {64 * HUGE_PAGE}, flags=mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS)\n"
+        f"m.write(b'x' * {64 * HUGE_PAGE})\n"
+        "print(collapse_anonymous_memory(seconds=0.0), collapse_anonymous_memory())\n"
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", probe], capture_output=True, text=True, timeout=60, check=True
+    )
+    none, some = (int(x) for x in result.stdout.split())
+    assert none == 0
+    assert some >= 60 * HUGE_PAGE
