@@ -450,6 +450,7 @@ def _project(directory: Path, name: str, setup_body: str = "", requires: str = "
 def test_a_build_has_a_time_limit_and_names_what_it_lacks(store: Store, tmp_path: Path) -> None:
     from arena.hosting.build import submit
     from arena.hosting.submissions import SubmissionError
+    from arena.serve.pipeline import MISSING_HINT as SERVER_HINT
 
     slow = _project(tmp_path / "slow", "sub-slow", "import time\ntime.sleep(60)")
     begun = time.perf_counter()
@@ -459,6 +460,12 @@ def test_a_build_has_a_time_limit_and_names_what_it_lacks(store: Store, tmp_path
     needy = _project(tmp_path / "needy", "sub-needy", requires="arena-no-such-dependency>=1")
     error = one_line_error(invoke("submit", str(needy)))
     assert "arena-no-such-dependency>=1" in error and "--network" in error
+    # a competition server's build says what its participants can do instead
+    with pytest.raises(SubmissionError) as refused:
+        submit(needy, store, missing_hint=SERVER_HINT)
+    assert str(refused.value).startswith("the build of needy failed: build failed: dependencies")
+    assert "arena-no-such-dependency>=1" in str(refused.value)
+    assert SERVER_HINT in str(refused.value) and "--network" not in str(refused.value)
     # the failed build's log is kept, and named
     kept = Path(error.rstrip().rsplit("(build log: ", 1)[1].rstrip(")"))
     assert kept.parent == store.base / "logs" and "Successfully built sub-needy" in kept.read_text()

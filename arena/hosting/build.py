@@ -120,8 +120,8 @@ for text in requires or []:
     if have is None or not req.specifier.contains(have, prereleases=True):
         missing.append(str(req))
 if missing and not network:
-    print("build failed: dependencies not in the arena's environment: " + ", ".join(missing)
-          + " (arena submit --network fetches them as wheels)", file=sys.stderr)
+    print("build failed: dependencies not in the arena's environment: " + ", ".join(missing),
+          file=sys.stderr)
     sys.exit(4)
 if missing:
     run("install", "--only-binary", ":all:", "--no-compile", "--target", "/tmp/out", *missing)
@@ -188,8 +188,17 @@ def _limit_build() -> None:
     resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
 
 
-def _build(path: Path, staging: Path, network: bool, timeout: float) -> tuple[Path, str]:
-    """Run the sandboxed build of ``path``; the unpacked result's directory and the log."""
+#: What a failed offline build says to do about dependencies the arena's environment lacks.
+MISSING_HINT = "arena submit --network fetches them as wheels"
+#: The line of a failed build that names those dependencies.
+_MISSING = "build failed: dependencies not in the arena's environment"
+
+
+def _build(
+    path: Path, staging: Path, network: bool, timeout: float, missing_hint: str = MISSING_HINT
+) -> tuple[Path, str]:
+    """Run the sandboxed build of ``path``; the unpacked result's directory and the log
+    (``missing_hint`` follows the names of missing dependencies in the error)."""
     kind = _kind(path)
     inside = "/in/" + path.name if path.is_file() else "/in/src"
     if network or importlib.util.find_spec("setuptools") is None:
@@ -243,6 +252,8 @@ def _build(path: Path, staging: Path, network: bool, timeout: float) -> tuple[Pa
         last = (failed or lines or [f"exit code {code}"])[-1]
         if "No space left on device" in text:
             last = f"the build went over its {BUILD_MB} MiB of scratch space"
+        elif last.startswith(_MISSING):
+            last = f"{last} ({missing_hint})"
         raise S.SubmissionError(f"the build of {path.name} failed: {last}", log=text)
     unpacked = staging / "unpacked"
     with tarfile.open(archive, mode="r:") as tar:
@@ -344,13 +355,15 @@ def _check_names(distribution: str, plugins: dict[str, Any], store: S.Store) -> 
 
 def submit(path: str | os.PathLike[str], store: S.Store | None = None, network: bool = False,
            timeout: float = BUILD_TIME,
-           claim: Callable[[str], None] | None = None) -> Submitted:  # fmt: skip
+           claim: Callable[[str], None] | None = None,
+           missing_hint: str = MISSING_HINT) -> Submitted:  # fmt: skip
     """Build ``path`` (a wheel, a source package or a project directory) in the sandbox and
     store it as the next version of its distribution; :class:`SubmissionError` (one line) if it
     cannot be (see the module docstring). ``claim``, if given, is called with the canonical
     distribution name before the version is stored, under the store's lock; whatever it raises
     stops the submission (a competition server's check that the distribution is the
-    submitter's)."""
+    submitter's). ``missing_hint`` is what the error says to do about dependencies the arena's
+    environment lacks (by default: submit with ``--network``)."""
     begun = time.perf_counter()
     store = store or S.Store()
     given = Path(path).absolute()
@@ -361,7 +374,7 @@ def submit(path: str | os.PathLike[str], store: S.Store | None = None, network: 
     staging = Path(tempfile.mkdtemp(dir=store.base / "staging"))
     log = ""
     try:
-        built, log = _build(given, staging, network, timeout)
+        built, log = _build(given, staging, network, timeout, missing_hint)
         dist, plugins = _check(built)
         distribution, package_version = str(dist.metadata["Name"]), str(dist.version)
         content = S.content_hash(built)

@@ -36,6 +36,12 @@ class Limits:
 
 #: Seconds ``arena check`` may take for one upload's bots.
 CHECK_SECONDS = 900.0
+#: What a failed build says to do about dependencies the arena's environment lacks: the server
+#: builds without the network, and a participant cannot ask for it.
+MISSING_HINT = (
+    "this server builds without the network: make the package need only what the arena's "
+    "environment has, or ask the organizer to install them there"
+)
 
 
 class Pipeline(Background):
@@ -85,6 +91,7 @@ class Pipeline(Background):
                 path,
                 timeout=self.limits.build_seconds,
                 claim=lambda distribution: P.claim(self.store, distribution, upload.participant_id),
+                missing_hint=MISSING_HINT,
             )
         except ArenaError as exc:
             log = getattr(exc, "log", "")[-P.LOG_CHARS :]
