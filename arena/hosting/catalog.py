@@ -19,6 +19,7 @@ not on every command.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 import selectors
@@ -552,9 +553,13 @@ def load_catalog(
             if answer.listing.get("error"):
                 catalog.errors.append(_listing_error(plugin, str(answer.listing["error"])))
             take(package, claimed)
-    finally:  # also on Ctrl-C: no listing host is left behind
+    finally:  # also on Ctrl-C: no listing host is left behind, nor its pipes
         for host in hosts.values():
             host.close()
+            for stream in (host.process.stdin, host.process.stdout, host.process.stderr):
+                if stream is not None:
+                    with contextlib.suppress(OSError):
+                        stream.close()
     catalog.store = store if store is not None else Store()
     for plugin, listing, _ in _submitted_plugins(catalog.store):
         try:

@@ -143,6 +143,8 @@ def _unread(stream: Any) -> int:
 
 
 def _pump(stream: Any, log: BotLog) -> None:
+    """Copy what the host writes on ``stream`` into ``log`` until the host's end is closed;
+    then close ``stream``."""
     try:
         while True:
             data = os.read(stream.fileno(), 65536)
@@ -151,6 +153,9 @@ def _pump(stream: Any, log: BotLog) -> None:
             log.write(data)
     except (OSError, ValueError):
         return
+    finally:
+        with contextlib.suppress(OSError):
+            stream.close()
 
 
 class HostHandle(BotHandle):
