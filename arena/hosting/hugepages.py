@@ -29,7 +29,8 @@ HUGE_PAGE = 2 << 20
 #: Seconds a host may spend collapsing (the kernel copies about 0.4 GiB a second here: a bot
 #: holding gigabytes after ``warm_up`` would otherwise add seconds to every start of its host).
 COLLAPSE_SECONDS = 0.5
-#: Bytes asked for in one call, so that the time allowed is kept to within a few milliseconds.
+#: Bytes asked for in one call (about 80 ms of the kernel's copying), so that the time allowed is
+#: overrun by no more than that.
 CHUNK = 16 * HUGE_PAGE
 
 
