@@ -48,25 +48,48 @@ def _collapses_here() -> str | None:
     return None
 
 
-def test_anonymous_memory_is_collapsed_into_huge_pages() -> None:
+@pytest.fixture
+def collapsing() -> None:
+    """For a test that needs the kernel to collapse memory into huge pages (skipped, saying
+    why, where it cannot)."""
     why = _collapses_here()
     if why is not None:
         pytest.skip(why)
+
+
+def _holding(pages: int, then: str) -> list[int]:
+    """What a fresh process prints (integers) after writing a private anonymous mapping of
+    ``pages`` huge pages and running the statement ``then`` (``collapse_anonymous_memory`` and
+    ``huge()``, its AnonHugePages in bytes, at hand)."""
     probe = (
         "import mmap\n"
         "from arena.hosting.hugepages import collapse_anonymous_memory\n"
-        f"m = mmap.mmap(-1, {4 * HUGE_PAGE}, flags=mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS)\n"
-        f"m.write(b'x' * {4 * HUGE_PAGE})\n"
-        "done = collapse_anonymous_memory()\n"
-        "huge = [l for l in open('/proc/self/smaps_rollup') if l.startswith('AnonHugePages:')]\n"
-        "print(done, int(huge[0].split()[1]) * 1024)\n"
+        "def huge():\n"
+        "    for line in open('/proc/self/smaps_rollup'):\n"
+        "        if line.startswith('AnonHugePages:'):\n"
+        "            return int(line.split()[1]) * 1024\n"
+        f"m = mmap.mmap(-1, {pages * HUGE_PAGE}, flags=mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS)\n"
+        f"m.write(b'x' * {pages * HUGE_PAGE})\n"
+        f"{then}\n"
     )
     result = subprocess.run(
         [sys.executable, "-c", probe], capture_output=True, text=True, timeout=60, check=True
     )
-    done, huge = (int(x) for x in result.stdout.split())
+    return [int(x) for x in result.stdout.split()]
+
+
+def test_anonymous_memory_is_collapsed_into_huge_pages(collapsing: None) -> None:
+    done, huge = _holding(4, "print(collapse_anonymous_memory(), huge())")
     assert done >= 3 * HUGE_PAGE  # the mapping holds at least three whole huge pages
     assert huge >= 3 * HUGE_PAGE
+
+
+def test_collapsing_stops_when_its_time_is_up(collapsing: None) -> None:
+    none, some = _holding(
+        64, "print(collapse_anonymous_memory(seconds=0.0), collapse_anonymous_memory())"
+    )
+    assert none == 0
+    assert some >= 60 * HUGE_PAGE
 
 
 def _huge_kib(pid: int) -> int:
@@ -77,10 +100,9 @@ def _huge_kib(pid: int) -> int:
     return 0
 
 
-def test_a_reference_hosts_fork_server_holds_its_memory_in_huge_pages(bubblewrap: None) -> None:
-    why = _collapses_here()
-    if why is not None:
-        pytest.skip(why)
+def test_a_reference_hosts_fork_server_holds_its_memory_in_huge_pages(
+    collapsing: None, bubblewrap: None
+) -> None:
     box = choose_sandbox("bwrap")
     if box.hierarchy is None or not box.hierarchy.freezes:
         pytest.skip(f"no held fork server here ({box.cgroup_reason or 'no freezer'})")
@@ -100,22 +122,3 @@ def test_a_reference_hosts_fork_server_holds_its_memory_in_huge_pages(bubblewrap
     finally:
         greedy.close()
         uniform.close()
-
-
-def test_collapsing_stops_when_its_time_is_up() -> None:
-    why = _collapses_here()
-    if why is not None:
-        pytest.skip(why)
-    probe = (
-        "import mmap\n"
-        "from arena.hosting.hugepages import collapse_anonymous_memory\n"
-        f"m = mmap.mmap(-1, {64 * HUGE_PAGE}, flags=mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS)\n"
-        f"m.write(b'x' * {64 * HUGE_PAGE})\n"
-        "print(collapse_anonymous_memory(seconds=0.0), collapse_anonymous_memory())\n"
-    )
-    result = subprocess.run(
-        [sys.executable, "-c", probe], capture_output=True, text=True, timeout=60, check=True
-    )
-    none, some = (int(x) for x in result.stdout.split())
-    assert none == 0
-    assert some >= 60 * HUGE_PAGE
