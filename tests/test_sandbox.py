@@ -7,9 +7,12 @@ from __future__ import annotations
 
 import os
 import shutil
+import signal
 import socket
+import subprocess
 import sys
 import tempfile
+import threading
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -345,3 +348,118 @@ def test_enforcement_says_which_limits_hold() -> None:
     assert "no sandbox" in S.Sandbox("none", limits).describe()
     with pytest.raises(S.SandboxError):
         S.Limits(processes=0)
+
+
+needs_root = pytest.mark.skipif(
+    os.geteuid() != 0, reason="only root can run sandboxes as kernel uids of their own"
+)
+
+
+def _uids(pid: int) -> list[int]:
+    """The real, effective, saved and file-system uids of process ``pid``."""
+    with open(f"/proc/{pid}/status") as f:
+        return [int(x) for x in next(line for line in f if line.startswith("Uid:")).split()[1:]]
+
+
+@needs_bwrap
+@needs_root
+def test_each_sandbox_runs_as_a_kernel_uid_of_its_own() -> None:
+    """Where the arena is root, nothing of a sandbox runs with root's uid on the machine: every
+    process of a host (bubblewrap's own inside the sandbox, the fork server, the served
+    process) has a uid of its host's own, none of the machine's users and not another host's."""
+    from arena.hosting.epochs import sandbox_pid
+
+    box = S.choose_sandbox("bwrap")
+    assert box.drops, box.drop_reason
+    assert "a kernel uid of its own" in box.enforcement()["isolation"]
+    hosts = [HostHandle("random", "reference", sandbox=box) for _ in range(2)]
+    seen = []
+    try:
+        for host in hosts:
+            host.new_game("deck")
+            record = Referee().play_round([host, InProcessHandle(UniformBot(), "u")], seed=1)
+            assert record.faults == []
+            assert host._host is not None and host._host.group is not None
+            inside = [p for p in host._host.group.pids() if sandbox_pid(p) is not None]
+            assert len(inside) >= 3  # bubblewrap's init, the fork server, the served process
+            uids = {u for pid in inside for u in _uids(pid)}
+            assert len(uids) == 1 and 0 not in uids, uids
+            seen.append(uids.pop())
+    finally:
+        for host in hosts:
+            host.close()
+    assert seen[0] != seen[1] and min(seen) >= S.SANDBOX_UIDS
+    import pwd
+
+    assert not {p.pw_uid for p in pwd.getpwall()} & set(seen)  # no user of the machine
+
+
+REOPEN = """
+import os, sys
+fd = int(sys.argv[1])
+try:
+    out = os.open(f"/proc/self/fd/{fd}", os.O_WRONLY | os.O_APPEND)
+    os.write(out, b"rewritten by the sandbox")
+    print("WROTE")
+except OSError as exc:
+    print("REFUSED", exc.strerror)
+"""
+
+
+@needs_bwrap
+@needs_root
+def test_a_root_file_reached_through_a_descriptor_cannot_be_written(outside: Path) -> None:
+    """The attack of a build on its own output: a process of the sandbox reopens, through
+    ``/proc/self/fd``, a file of the arena's it was handed (read-only) and writes into it.
+    With the arena's kernel uid it can (the file is root's); as a uid of its own it cannot."""
+    box = S.choose_sandbox("bwrap")
+    target = outside / "archive.tar"
+    target.write_bytes(b"the arena's own bytes")
+    target.chmod(0o644)
+    python = [sys.executable, "-I", "-c", REOPEN]
+    said = {}
+    for uid in (None, S._UIDS.acquire()):
+        with open(target, "rb") as handed:
+            argv = box.command([*python, str(handed.fileno())], uid=uid)
+            done = subprocess.run(
+                argv, pass_fds=[handed.fileno()], capture_output=True, text=True, timeout=60
+            )
+        said[uid is None] = done.stdout.strip() or done.stderr
+    # the same sandbox keeping the arena's uid: the attack works (what the defence stops)
+    assert said[True] == "WROTE"
+    assert said[False] == "REFUSED Permission denied"
+    assert target.read_bytes().count(b"rewritten") == 1
+
+
+@needs_bwrap
+def test_a_host_starts_clean_whatever_blocks_or_ignores_signals(hostile: None) -> None:
+    """A Ray worker blocks ``SIGINT`` and a shell in the background ignores it; a host started
+    from there must not inherit either (a held fork server with a blocked signal is refused,
+    and every bot was disqualified on Ray for it)."""
+    done: dict[str, object] = {}
+
+    def play() -> None:
+        signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT, signal.SIGUSR2})
+        box = S.choose_sandbox("bwrap")
+        host = HostHandle("rooter", "hostile", sandbox=box)
+        try:
+            host.new_game("deck")
+            done["record"] = Referee().play_round(
+                [host, InProcessHandle(UniformBot(), "u")], seed=2
+            )
+            time.sleep(0.1)
+            done["log"] = host.log.text()
+        finally:
+            host.close()
+
+    previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
+    try:
+        thread = threading.Thread(target=play)
+        thread.start()
+        thread.join(120)
+    finally:
+        signal.signal(signal.SIGINT, previous)
+    record = done["record"]
+    assert isinstance(record, GameRecord) and record.faults == []
+    assert reported(str(done["log"]), "sigblk") == "0000000000000000"
+    assert reported(str(done["log"]), "sigint") == "default"

@@ -44,16 +44,24 @@ class EpochError(Exception):
     """The held process keeps something that would outlive a served process."""
 
 
-def inside_pid(pid: int) -> int | None:
-    """The pid of process ``pid`` in its innermost PID namespace (``None``: gone)."""
+def sandbox_pid(pid: int) -> int | None:
+    """The pid of process ``pid`` in a PID namespace below this process's (a sandbox's), or
+    ``None`` when it is in this process's own (a process that starts the sandbox: bubblewrap
+    run by the arena, ``setpriv``) or gone."""
+    found = _ns_pids(pid)
+    return found[-1] if len(found) > 1 else None
+
+
+def _ns_pids(pid: int) -> list[int]:
+    """Process ``pid``'s pids from this process's PID namespace down to its own (``NSpid``)."""
     try:
         with open(f"/proc/{pid}/status", encoding="ascii", errors="replace") as f:
             for line in f:
                 if line.startswith("NSpid:"):
-                    return int(line.split()[-1])
+                    return [int(x) for x in line.split()[1:]]
     except (OSError, ValueError):
-        return None
-    return None
+        return []
+    return []
 
 
 def _state(pid: int) -> bytes:

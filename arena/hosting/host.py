@@ -283,8 +283,22 @@ def _play(bot: Any, lines: _Lines, send: Callable[..., None]) -> int:
     return 0
 
 
+def _clean_signals() -> None:
+    """Start from the same signal state whatever started the arena (a Ray worker blocks
+    ``SIGINT``, a shell in the background ignores it): nothing blocked, every signal at its
+    default but those Python itself ignores (``SIGPIPE``, ``SIGXFSZ``)."""
+    signal.pthread_sigmask(signal.SIG_SETMASK, set())
+    for number in range(1, signal.NSIG):
+        if number in (signal.SIGPIPE, signal.SIGXFSZ, signal.SIGKILL, signal.SIGSTOP):
+            continue
+        with contextlib.suppress(OSError, ValueError, RuntimeError):
+            if signal.getsignal(number) == signal.SIG_IGN:
+                signal.signal(number, signal.SIG_DFL)
+
+
 def main(argv: list[str] | None = None) -> int:
     """Run a host (see the module docstring); returns the exit code."""
+    _clean_signals()
     parser = argparse.ArgumentParser(prog="python -m arena.hosting.host", description=__doc__)
     parser.add_argument(
         "--plugin",

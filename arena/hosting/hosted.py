@@ -44,7 +44,7 @@ from arena.hosting.epochs import (
     EpochError,
     ScratchSnapshot,
     check_held,
-    inside_pid,
+    sandbox_pid,
     stop,
     stopped,
     wait_exited,
@@ -345,10 +345,10 @@ class HostHandle(BotHandle):
         bubblewrap = {self._proc.pid}
         members = group.pids()
         for pid in members:
-            inner = inside_pid(pid)
-            if inner == 1:
+            inner = sandbox_pid(pid)
+            if inner is None or inner == 1:  # what starts the sandbox, and bubblewrap's init
                 bubblewrap.add(pid)
-            elif inner == hello_pid and pid != self._proc.pid:
+            elif inner == hello_pid:
                 zygote = pid
         if zygote is None:
             self._fail(BotProtocolError(f"its hello names pid {hello_pid}, which is not its own"))

@@ -24,10 +24,12 @@ import os
 import shutil
 import signal
 import site
+import stat
 import subprocess
 import sys
 import sysconfig
 import tempfile
+import threading
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
@@ -49,6 +51,21 @@ MODES = ("auto", "bwrap", "none")
 
 #: The uid and gid a sandboxed host runs as inside its user namespace ("nobody").
 SANDBOX_UID = 65534
+#: Where the arena runs as root, every sandbox (a host, a build, a listing) runs as a kernel uid
+#: of its own, none of them a user of the machine: this one and the next ones, a block of
+#: :data:`UIDS_PER_PROCESS` per arena process (by its pid), so that no two live sandboxes of the
+#: machine share one (``docs/sandbox.md``, "Least privilege").
+SANDBOX_UIDS = 0x4000_0000
+UIDS_PER_PROCESS = 512
+#: The resource limits every sandboxed process starts with, whatever the arena's own parent set
+#: (a service manager, a Ray worker, a shell): ``ulimit`` options of the shell that starts it
+#: (``-c`` core files, ``-n`` open files, ``-s`` stack KiB, ``-l`` locked memory KiB, ``-r``
+#: real-time priority, ``-f`` file size, ``-t`` processor seconds, ``-d`` data, ``-w`` locks).
+#: Memory (address space) and processes are the bot's limits, set by the host itself.
+START_RLIMITS = (
+    ("-c", "0"), ("-n", "1024"), ("-s", "8192"), ("-l", "8192"), ("-r", "0"),
+    ("-f", "unlimited"), ("-t", "unlimited"), ("-d", "unlimited"), ("-w", "unlimited"),
+)  # fmt: skip
 
 #: System directories holding shared libraries (links are recreated as links).
 LIBRARY_DIRS = ("/lib", "/lib64", "/lib32", "/libx32", "/usr/lib", "/usr/lib64", "/usr/lib32")
@@ -98,13 +115,46 @@ class Limits:
                 raise SandboxError(f"the {name.replace('_', ' ')} limit must be at least 1")
 
 
+class _UidPool:
+    """This process's block of sandbox uids (:data:`SANDBOX_UIDS`): each live sandbox holds one
+    until it is closed."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._held: set[int] = set()
+        self._owner = -1
+
+    def acquire(self) -> int:
+        """A uid no live sandbox of this process holds (the least free one)."""
+        with self._lock:
+            if self._owner != os.getpid():  # a forked child has a block of its own
+                self._owner, self._held = os.getpid(), set()
+            base = SANDBOX_UIDS + (os.getpid() % (1 << 22)) * UIDS_PER_PROCESS
+            slot = next((i for i in range(UIDS_PER_PROCESS) if i not in self._held), None)
+            if slot is None:  # every uid of the block is live: share the last one
+                slot = UIDS_PER_PROCESS - 1
+            self._held.add(slot)
+            return base + slot
+
+    def release(self, uid: int) -> None:
+        """Give ``uid`` back once its sandbox's processes are gone."""
+        with self._lock:
+            if self._owner == os.getpid():
+                self._held.discard((uid - SANDBOX_UIDS) % UIDS_PER_PROCESS)
+
+
+_UIDS = _UidPool()
+
+
 @dataclass(frozen=True)
 class HostProcess:
     """A started host: its process and, where limits are enforced by a control group, the
-    group (which :meth:`close` removes once the process is gone)."""
+    group (which :meth:`close` removes once the process is gone); ``uid`` is the kernel uid
+    its processes run as where the arena gives each sandbox its own (:data:`SANDBOX_UIDS`)."""
 
     process: subprocess.Popen[bytes]
     group: cgroups.BotGroup | None = None
+    uid: int | None = None
 
     def limit_hit(self) -> str | None:
         """Which kernel limit the bot ran into (``"memory"``, ``"processes"``), if any; or
@@ -137,6 +187,8 @@ class HostProcess:
                 self.process.wait(timeout=5)
         if self.group is not None:
             self.group.close()
+        if self.uid is not None and self.process.poll() is not None:
+            _UIDS.release(self.uid)
 
 
 @dataclass(frozen=True)
@@ -147,7 +199,9 @@ class Sandbox:
     libraries; ``kernels`` the arena's cache directory (compiled kernels, solver tables), which
     it sees read-only; ``hierarchy`` the control
     groups that enforce :attr:`limits` (``None``: the fallback, ``cgroup_reason`` says why);
-    ``seccomp`` whether the system-call filter is loaded. ``fallback`` is set when ``auto`` found
+    ``seccomp`` whether the system-call filter is loaded; ``drops`` whether each sandbox runs as
+    a kernel uid of its own (:data:`SANDBOX_UIDS`) rather than the arena's (``drop_reason`` says
+    why not). ``fallback`` is set when ``auto`` found
     no working bubblewrap: then only the arena's own bots may run (:meth:`check`); ``warning``
     says why (``bubblewrap (bwrap) is not installed``). It is said only where it matters: when a
     bot that is not the arena's own is installed or asked to play (:meth:`refusal`, :meth:`check`).
@@ -165,6 +219,8 @@ class Sandbox:
     cgroup_reason: str = ""
     seccomp: bool = False
     fallback: bool = False
+    drops: bool = False
+    drop_reason: str = ""
 
     @property
     def isolated(self) -> bool:
@@ -210,7 +266,13 @@ class Sandbox:
         return {
             "sandbox": self.kind,
             "isolation": (
-                f"user namespace as uid {SANDBOX_UID}, no capabilities, "
+                f"user namespace as uid {SANDBOX_UID}, "
+                + (
+                    "a kernel uid of its own (not the arena's), "
+                    if self.drops
+                    else f"the arena's kernel uid ({self.drop_reason}), "
+                )
+                + "no capabilities, "
                 + ("seccomp filter, " if self.seccomp else "no seccomp filter, ")
                 + "no network, allow-listed read-only files, private /tmp and /proc"
             )
@@ -277,16 +339,21 @@ class Sandbox:
         argv: Sequence[str],
         seccomp_fd: int | None = None,
         binds: Sequence[tuple[str, str]] = (),
+        uid: int | None = None,
     ) -> list[str]:
         """The command line that runs ``argv`` (a host command) under this sandbox; ``binds``
         are directories this host alone sees besides :attr:`exposed`, read-only, as ``(path,
-        where it is seen)``: a submission's snapshot, at :data:`SUBMISSION_MOUNT`."""
+        where it is seen)``: a submission's snapshot, at :data:`SUBMISSION_MOUNT`; ``uid`` the
+        kernel uid it runs as (see :func:`bwrap_command`)."""
         if not self.isolated:
             return list(argv)
         shown = [(path, path) for path in self.exposed] + list(binds)
         if self.kernels:
             shown.append((self.kernels, KERNELS_MOUNT))
-        return [*bwrap_command(self.limits.scratch_mb, shown, seccomp_fd=seccomp_fd), *argv]
+        return [
+            *bwrap_command(self.limits.scratch_mb, shown, seccomp_fd=seccomp_fd, uid=uid),
+            *argv,
+        ]
 
     def own(self, plugin: str) -> list[tuple[str, str]]:
         """What a host of ``plugin`` (a :func:`~arena.hosting.plugins.plugin_ref`) sees besides
@@ -317,16 +384,8 @@ class Sandbox:
             )
         seccomp_fd = seccomp_pipe() if self.isolated else None
         pass_fds = [] if seccomp_fd is None else [seccomp_fd]
-        command = self.command(argv, seccomp_fd, binds)
-        # A shell raises its oom_score_adj (the host is the first the kernel kills when memory
-        # runs out, never the arena), joins the group before anything of the bot runs, then
-        # becomes bubblewrap.
-        joins = dict.fromkeys(group.dirs.values()) if group is not None else {}
-        targets = [str(p / "cgroup.procs") for p in joins]
-        script = f"echo {cgroups.HOST_OOM_SCORE} > /proc/self/oom_score_adj 2>/dev/null; "
-        script += 'for f; do [ "$f" = -- ] && break; echo $$ > "$f" || exit 125; done; '
-        script += 'while [ "$1" != -- ]; do shift; done; shift; exec "$@"'
-        command = ["/bin/sh", "-c", script, "sh", *targets, "--", *command]
+        uid = _UIDS.acquire() if self.isolated and self.drops else None
+        command = starter(group) + self.command(argv, seccomp_fd, binds, uid)
         try:
             process = subprocess.Popen(
                 command,
@@ -341,11 +400,27 @@ class Sandbox:
         except BaseException:
             if group is not None:
                 group.close()
+            if uid is not None:
+                _UIDS.release(uid)
             raise
         finally:
             if seccomp_fd is not None:
                 os.close(seccomp_fd)
-        return HostProcess(process, group)
+        return HostProcess(process, group, uid)
+
+
+def starter(group: cgroups.BotGroup | None) -> list[str]:
+    """The shell that starts a sandbox's command (its arguments follow): it raises its
+    ``oom_score_adj`` (the sandbox is the first the kernel kills when memory runs out, never
+    the arena), sets the resource limits every sandbox starts with (:data:`START_RLIMITS`),
+    joins ``group`` before anything of the sandbox runs, then becomes the command."""
+    joins = dict.fromkeys(group.dirs.values()) if group is not None else {}
+    targets = [str(p / "cgroup.procs") for p in joins]
+    script = f"echo {cgroups.HOST_OOM_SCORE} > /proc/self/oom_score_adj 2>/dev/null; "
+    script += "".join(f"ulimit {o} {v} 2>/dev/null; " for o, v in START_RLIMITS)
+    script += 'for f; do [ "$f" = -- ] && break; echo $$ > "$f" || exit 125; done; '
+    script += 'while [ "$1" != -- ]; do shift; done; shift; exec "$@"'
+    return ["/bin/sh", "-c", script, "sh", *targets, "--"]
 
 
 def bwrap_command(
@@ -354,6 +429,7 @@ def bwrap_command(
     *,
     network: bool = False,
     seccomp_fd: int | None = None,
+    uid: int | None = None,
 ) -> list[str]:
     """bubblewrap's command line (without the command it runs) for a process that runs as
     :data:`SANDBOX_UID` in its own user namespace with no capability, no other process in sight,
@@ -363,8 +439,16 @@ def bwrap_command(
     directories ``shown`` read-only, as ``(path, where it is seen)``. No network unless
     ``network`` (then the resolver's and the certificates' files are shown too);
     ``seccomp_fd`` is a descriptor holding the filter program to load. Hosts
-    (:meth:`Sandbox.command`) and builds (:mod:`arena.hosting.build`) both start this way."""
+    (:meth:`Sandbox.command`) and builds (:mod:`arena.hosting.build`) both start this way.
+
+    With ``uid`` (the arena runs as root), the sandbox's processes run as that kernel uid, not
+    the arena's: a first bubblewrap, as root, builds a view holding only what the sandbox is
+    shown (at their own paths, whatever the rights of the directories above them, such as a
+    ``/root`` only root may enter), then drops to ``uid`` with every capability gone
+    (:func:`dropping_prefix`) and runs the sandbox's own bubblewrap in that view."""
+    prefix = [] if uid is None else dropping_prefix(uid, [path for path, _ in shown], network)
     cmd = [
+        *prefix,
         # found on this process's PATH: the sandboxed process's environment has its own
         shutil.which("bwrap") or "bwrap",
         "--unshare-user", "--uid", str(SANDBOX_UID), "--gid", str(SANDBOX_UID),
@@ -376,15 +460,7 @@ def bwrap_command(
     ]  # fmt: skip
     if not network:
         cmd.append("--unshare-net")
-    for path in LIBRARY_DIRS:
-        if os.path.islink(path):
-            cmd += ["--symlink", os.readlink(path), path]
-        elif os.path.isdir(path):
-            cmd += ["--ro-bind", path, path]
-    cmd += ["--ro-bind-try", "/etc/ld.so.cache", "/etc/ld.so.cache"]
-    if network:
-        for path in ("/etc/resolv.conf", "/etc/hosts", "/etc/nsswitch.conf", "/etc/ssl"):
-            cmd += ["--ro-bind-try", path, path]
+    cmd += _system_view(network)
     for path, inside in shown:
         cmd += ["--ro-bind", path, inside]
     # /proc read-only: the process's kernel uid is root's when root runs the arena (mapped to
@@ -405,6 +481,67 @@ def bwrap_command(
     cmd += ["--remount-ro", "/", "--chdir", "/tmp"]
     if seccomp_fd is not None:
         cmd += ["--seccomp", str(seccomp_fd)]
+    return cmd
+
+
+def _system_view(network: bool) -> list[str]:
+    """bubblewrap's arguments showing the system's libraries (and, with ``network``, the
+    resolver's and the certificates' files) read-only."""
+    cmd: list[str] = []
+    for path in LIBRARY_DIRS:
+        if os.path.islink(path):
+            cmd += ["--symlink", os.readlink(path), path]
+        elif os.path.isdir(path):
+            cmd += ["--ro-bind", path, path]
+    cmd += ["--ro-bind-try", "/etc/ld.so.cache", "/etc/ld.so.cache"]
+    if network:
+        for path in ("/etc/resolv.conf", "/etc/hosts", "/etc/nsswitch.conf", "/etc/ssl"):
+            cmd += ["--ro-bind-try", path, path]
+    return cmd
+
+
+def dropping_prefix(uid: int, sources: Sequence[str], network: bool = False) -> list[str]:
+    """The command line (to be followed by a bubblewrap command) that leaves the arena's rights
+    before a sandbox starts: a bubblewrap run as root makes a mount namespace holding the
+    system's libraries, ``sources`` at their own paths (the directories above them made
+    anew, readable by anyone), ``/proc``, a minimal ``/dev`` and an empty ``/tmp`` (what the
+    inner bubblewrap needs), then ``setpriv`` becomes ``uid`` with no supplementary group, no
+    capability (none inheritable, an empty bounding set) and ``no_new_privs``. Nothing of the
+    machine is in that view but what is listed, so the inner bubblewrap, as ``uid``, can show
+    only that; and whatever the sandbox reaches is checked against ``uid``'s rights."""
+    bwrap, setpriv = shutil.which("bwrap") or "bwrap", shutil.which("setpriv") or "setpriv"
+    cmd = [bwrap, "--die-with-parent"]
+    system = [p for p in LIBRARY_DIRS if os.path.isdir(p) and not os.path.islink(p)]
+    tools = [os.path.realpath(t) for t in (bwrap, setpriv)]
+    bound: list[str] = []
+    for source in sorted({*system, *sources, *tools}, key=lambda p: (p.count("/"), p)):
+        if not _inside(source, bound):
+            bound.append(source)
+    made: set[str] = set()
+    for source in bound:  # shallowest first: a bind never hides a directory made for another
+        parts = Path(source).parts[1:-1]
+        for depth in range(1, len(parts) + 1):
+            parent = "/" + "/".join(parts[:depth])
+            if parent not in made:
+                made.add(parent)
+                cmd += ["--perms", "0755", "--dir", parent]
+        made.add(source)
+    if "/etc" not in made:
+        cmd += ["--perms", "0755", "--dir", "/etc"]
+    cmd += [a for path in LIBRARY_DIRS if os.path.islink(path) for a in
+            ("--symlink", os.readlink(path), path)]  # fmt: skip
+    for source in bound:
+        cmd += ["--ro-bind", source, source]
+    cmd += ["--ro-bind-try", "/etc/ld.so.cache", "/etc/ld.so.cache"]
+    if network:
+        for path in ("/etc/resolv.conf", "/etc/hosts", "/etc/nsswitch.conf", "/etc/ssl"):
+            cmd += ["--ro-bind-try", path, path]
+    # the inner bubblewrap mounts its own /proc only where a whole one is visible
+    cmd += ["--bind", "/proc", "/proc", "--dev", "/dev", "--dir", "/tmp", "--"]
+    cmd += [
+        setpriv, "--reuid", str(uid), "--regid", str(uid), "--clear-groups", "--no-new-privs",
+        "--inh-caps=-all", "--bounding-set=-all", "--",
+    ]  # fmt: skip
     return cmd
 
 
@@ -473,9 +610,14 @@ def _seccomp_program() -> bytes | None:
 
 def _trusted_kernels() -> str:
     """The arena's cache directory with its kernel cache, made if missing (see
-    :mod:`arena.hosting.kernels`)."""
+    :mod:`arena.hosting.kernels`), readable by anyone (sandboxes read it as uids of their
+    own, whatever the operator's umask)."""
     path = cache_dir()
     (path / "numba").mkdir(parents=True, exist_ok=True)
+    for made in (path, path / "numba"):
+        with contextlib.suppress(OSError):
+            if made.stat().st_mode & 0o005 != 0o005:
+                made.chmod(made.stat().st_mode | 0o755)
     return str(path)
 
 
@@ -585,6 +727,50 @@ def _bwrap_error() -> str | None:
     return None
 
 
+@lru_cache(maxsize=8)
+def _drop_error() -> str | None:
+    """Why sandboxes cannot run as kernel uids of their own here (``None``: they can): the
+    arena is not root, ``setpriv`` is missing, or the two bubblewraps do not run."""
+    if os.geteuid() != 0:
+        return "the arena is not root, so its sandboxes run as its own user"
+    if shutil.which("setpriv") is None:
+        return "setpriv (util-linux) is not installed"
+    uid = _UIDS.acquire()
+    try:
+        true = os.path.realpath(shutil.which("true") or "/bin/true")
+        inner = ["--unshare-user", "--uid", str(SANDBOX_UID), "--gid", str(SANDBOX_UID),
+                 "--cap-drop", "ALL", "--unshare-pid", "--proc", "/proc",
+                 "--ro-bind", true, true, true]  # fmt: skip
+        probe = subprocess.run(
+            [*dropping_prefix(uid, [true]), shutil.which("bwrap") or "bwrap", *_system_view(False),
+             *inner],
+            capture_output=True,
+            timeout=10,
+        )  # fmt: skip
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        return f"a sandbox cannot drop to a uid of its own: {exc}"
+    finally:
+        _UIDS.release(uid)
+    if probe.returncode != 0:
+        said = probe.stderr.decode(errors="replace").strip().splitlines()[-1:] or ["no reason"]
+        return f"a sandbox cannot drop to a uid of its own: {said[0]}"
+    return None
+
+
+def _unreadable(places: Iterable[str]) -> str | None:
+    """The first of ``places`` (directories and files shown to sandboxes) that other users
+    may not read, which a sandbox with a uid of its own could then not read either."""
+    for place in places:
+        try:
+            mode = os.stat(place).st_mode
+        except OSError:
+            continue
+        needed = 0o005 if stat.S_ISDIR(mode) else 0o004
+        if mode & needed != needed:
+            return place
+    return None
+
+
 def choose_sandbox(
     mode: str = "auto", limits: Limits | None = None, hide: Iterable[Any] = ()
 ) -> Sandbox:
@@ -622,6 +808,15 @@ def choose_sandbox(
     hierarchy = found if isinstance(found, cgroups.Hierarchy) else None
     if hierarchy is not None:
         _sweep_groups()
+    drop_error = _drop_error()
+    if drop_error is None:
+        shown = [*exposed, *(p for paths in own.values() for p in paths), kernels]
+        unreadable = _unreadable(shown)
+        if unreadable is not None:
+            drop_error = (
+                f"{unreadable} may not be read by other users, so sandboxes run as the "
+                "arena's user (make it readable: chmod o+rX)"
+            )
     return Sandbox(
         "bwrap",
         limits,
@@ -631,4 +826,6 @@ def choose_sandbox(
         hierarchy=hierarchy,
         cgroup_reason="" if hierarchy else str(found),
         seccomp=_seccomp_program() is not None,
+        drops=drop_error is None,
+        drop_reason=drop_error or "",
     )
