@@ -11,7 +11,7 @@ import pytest
 from arena.errors import BotCrashedError
 from arena.game import Game
 from arena.hosting.hosted import BotLog, HostHandle
-from arena.hosting.sandbox import Sandbox
+from arena.hosting.sandbox import Limits, Sandbox, choose_sandbox
 from arena.referee.play import Referee, Turn
 
 PLAIN = Sandbox("none")
@@ -74,16 +74,28 @@ def test_bot_output_goes_to_its_log_not_the_protocol(faulty_bots: Path) -> None:
         ("hog", "crash", "MemoryError"),
     ],
 )
+@pytest.mark.parametrize("box", ["none", "bwrap"], ids=["plain", "sandboxed"])
 def test_each_fault_loses_the_round_and_the_host_restarts(
-    faulty_bots: Path, spec: str, kind: str, needle: str
+    faulty_bots: Path, request: pytest.FixtureRequest, spec: str, kind: str, needle: str, box: str
 ) -> None:
-    bad, good = hosted(spec, memory_mb=1024), hosted("uniform", "reference")
+    """Each fault, from a plain host and from a sandboxed one (whose bot a held fork server
+    serves from processes of their own: a process that exits is ``exited`` with its status the
+    moment it exits, not a timeout after the move time)."""
+    if box == "bwrap":
+        request.getfixturevalue("bubblewrap")
+    sandbox = PLAIN if box == "none" else choose_sandbox("bwrap", Limits(memory_mb=1024))
+    bad = HostHandle(spec, "faulty", sandbox=sandbox, memory_mb=1024)
+    good = hosted("uniform", "reference")
     referee = Referee(move_time=2.0)
     try:
         for seed in (1, 2):
+            begun = time.monotonic()
             record = referee.play_round([bad, good], deck=DECK, seed=seed)
             assert [f.kind for f in record.faults] == [kind], record.faults
             assert needle in record.faults[0].message
+            if spec == "exiter":
+                assert "exited with code 3" in record.faults[0].message
+                assert time.monotonic() - begun < 2.0  # when it exits, not at the move time
             assert record.faults[0].seat == 0 and record.winners == [1]
             assert record.end_reason == "last_standing"
         assert bad.starts == 2  # restarted for the second round

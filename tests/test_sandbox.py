@@ -24,6 +24,7 @@ from arena.hosting import cgroups
 from arena.hosting import sandbox as S
 from arena.hosting.hosted import HostHandle
 from arena.hosting.names import BUILTIN_DISTRIBUTION
+from arena.hosting.renewal import EPOCH_MOUNT
 from arena.referee.play import InProcessHandle, Referee
 from arena.referee.records import GameRecord
 from bots.uniform import UniformBot
@@ -154,6 +155,7 @@ def test_the_file_system_is_an_allow_list(hostile: None, outside: Path) -> None:
     top = set(reported(log, "ls").split(","))
     system = {"dev", "etc", "lib", "lib32", "lib64", "libx32", "proc", "tmp", "usr"}
     system.add(S.KERNELS_MOUNT.split("/")[1])
+    system.add(EPOCH_MOUNT.split("/")[1])  # the arena's mount point for a fresh process
     assert top <= system | {p.split("/")[1] for p in S.choose_sandbox("bwrap").exposed}
     assert reported(log, "unix").startswith("NOCONNECT")
     assert reported(log, "tcp").startswith("NOCONNECT")
@@ -197,9 +199,16 @@ def test_processes_are_limited_and_going_over_is_a_fault(hostile: None) -> None:
 
 @needs_bwrap
 def test_a_bot_sees_and_signals_no_other_process(hostile: None) -> None:
-    record, log = attack(f"spy[pid={os.getpid()}]", S.choose_sandbox("bwrap"))
-    assert len(reported(log, "pids").split()) <= 3  # bubblewrap's init, the host, ls
+    box = S.choose_sandbox("bwrap")
+    record, log = attack(f"spy[pid={os.getpid()}]", box)
+    # bubblewrap's init, the fork server, the arena's agent (where the server is held) and the
+    # process itself
+    seen = reported(log, "pids").split()
+    assert len(seen) <= (4 if box.hierarchy and box.hierarchy.freezes else 3), seen
     assert f"FAIL {os.getpid()} ProcessLookupError" in log  # the referee is out of sight
+    others = [line for line in log.splitlines() if line.startswith("ATTACK kill-other ")]
+    for line in others:  # the arena's agent: the bot may neither signal it nor trace it
+        assert line.endswith("PermissionError"), others
     assert record.winners or record.faults  # the referee finished the round
 
 

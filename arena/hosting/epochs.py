@@ -7,37 +7,32 @@ host therefore serves its bot from processes forked after ``warm_up`` (a *fork s
 one before any deck the serving process has played already (an *epoch* is the life of one served
 process: each deck at most once).
 
-Where the bot's control group can be frozen, the forking process is *held*: stopped whenever it
-is not forking, so it never runs while its served processes play, and frozen with the bot's
-group between requests. The referee stops it (``SIGSTOP``, :func:`stop`) once it has said hello;
-after each fork it stops itself before it could read the pipe again, and the referee waits until
-it has (:func:`wait_stopped`) before its new process is asked anything (were the referee to stop
-it too, it could stop twice and swallow the continue of the next fork). Nothing of the bot can
-continue it: the sandbox's system-call filter refuses to send ``SIGCONT`` and refuses
-``setpgid`` (:mod:`arena.hosting.seccomp`), and the referee checks that it is still stopped
-before it lets it fork. (A process stays in its control group, so the fork server is not held
-in a frozen group of its own: every fresh process would then have to be moved out of it, which
-costs a v1 hierarchy milliseconds per move.) It is checked from outside before each fork (this
-module): a single thread, no signal handler, no blocked signal, no shared writable memory, no
-mapping of a file removed since, and no open file or pipe but the protocol's, since any of those
-could carry what a served process learned into the next one. The referee ends the served
-processes itself, and puts back the bot's ``/tmp`` as it was after ``warm_up``
-(:class:`ScratchSnapshot`). Elsewhere (no control group, no freezer, no
-sandbox) the server is cooperative: a served process ends when asked, which holds for bots that
-do not rewrite the host's own code (the arena's own bots, and bots run unsandboxed on purpose).
+Where the bot's control group can be frozen, the forking process is *held*: once it has said
+hello it closes every descriptor of its own and stops itself, and it is continued only to fork:
+it forks once and stops again, and the referee waits until it has (:func:`wait_stopped`). It is
+frozen with the bot's group between requests, so it never runs while its served processes
+play. Nothing of the bot can continue it: the sandbox's system-call filter refuses to send
+``SIGCONT`` and refuses ``setpgid`` (:mod:`arena.hosting.seccomp`), and the referee checks that
+it is still stopped before it lets it fork. (A process stays in its control group, so the fork
+server is not held in a frozen group of its own: every fresh process would then have to be moved
+out of it, which costs a v1 hierarchy milliseconds per move.) It is checked from outside before
+each fork (:func:`check_held`): a single thread, no signal handler, no blocked signal, no open
+descriptor, no shared writable memory, no mapping of a file removed since, and the scheduling
+and resource limits it had when first held, since any of those could carry what a served
+process learned into the next one. Each process it serves gets, from the sandbox's agent
+(:mod:`arena.hosting.renewal`), a ``/tmp`` as ``warm_up`` left it, pipes of its own and the
+same next pid; the referee ends the served processes itself. Each part of a fresh start must be
+done within a short, fixed time (:class:`Watch`): a process that sleeps or computes there
+instead is faulted. Elsewhere (no control group, no freezer, no sandbox) the server is
+cooperative: a served process ends when asked, which holds for bots that do not rewrite the
+host's own code (the arena's own bots, and bots run unsandboxed on purpose).
 """
 
 from __future__ import annotations
 
-import contextlib
 import os
 import select
-import shutil
-import signal
-import stat
 import time
-from dataclasses import dataclass, field
-from pathlib import Path
 
 
 class EpochError(Exception):
@@ -94,41 +89,89 @@ def processor_time(pid: int) -> float:
         return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
-#: Seconds of processor a fork server may use between being told to stop (sent ``SIGSTOP``, or
-#: having forked) and being stopped: it stops the first time it runs, so more than this is its own
-#: doing.
+#: Seconds of processor a process may use doing its part of a fresh start (a fork server between
+#: being continued and stopping again, a served process between being forked and saying it is
+#: ready): it needs milliseconds, so more than this is its own doing.
 STOP_PROCESSOR = 0.5
-#: Seconds a fork server may take to stop however little processor it used: on a loaded machine a
-#: process that has to run to stop can wait for a core for over a second (seen with more
-#: processes busy than cores), which is not the bot's doing.
+#: Seconds a process may sleep (be neither running nor waiting for a core) while doing its part
+#: of a fresh start: it has nothing to wait for, so a process that sleeps (in a hook of the bot,
+#: say) stalls the fresh start, and is faulted for it.
+IDLE_TIME = 1.0
+#: Seconds a process may take to do its part however little it slept or ran: on a loaded machine
+#: a process can wait for a core for over a second (seen with more processes busy than cores),
+#: which is not the bot's doing.
 STOP_TIME = 20.0
 
 
-def stop(pid: int) -> None:
-    """Stop process ``pid`` (``SIGSTOP``, which it can neither catch nor ignore) and wait until
-    it is stopped (see :func:`wait_stopped`)."""
-    ran = processor_time(pid)
-    os.kill(pid, signal.SIGSTOP)
-    wait_stopped(pid, ran)
+def _schedstat(pid: int) -> tuple[float, float] | None:
+    """Seconds process ``pid`` has run and has waited for a core (``/proc/PID/schedstat``), or
+    ``None`` where the kernel does not keep them; raises :class:`OSError` if it is gone."""
+    try:
+        with open(f"/proc/{pid}/schedstat", "rb") as f:
+            ran, waited = f.read().split()[:2]
+    except FileNotFoundError:
+        if not os.path.exists(f"/proc/{pid}"):
+            raise
+        return None
+    return int(ran) / 1e9, int(waited) / 1e9
 
 
-def wait_stopped(pid: int, ran: float | None = None) -> None:
-    """Wait until process ``pid``, sent ``SIGSTOP`` or stopping itself, is stopped: raises
-    :class:`EpochError` if it uses :data:`STOP_PROCESSOR` seconds of processor (beyond ``ran``,
-    the processor it had used when told to stop; default: now) or :data:`STOP_TIME` seconds
-    first, :class:`OSError` if it is gone."""
-    if ran is None:
-        ran = processor_time(pid)
-    start = time.monotonic()
-    while not stopped(pid):
-        waited = time.monotonic() - start
-        used = processor_time(pid) - ran
-        if used > STOP_PROCESSOR or waited > STOP_TIME:
-            raise EpochError(
-                f"its fork server did not stop within {waited:.1f} s"
-                f" ({used:.2f} s of processor after being told to)"
+class Watch:
+    """What process ``pid`` does from now on: the processor it uses and the time it sleeps
+    (the time that passes while it neither runs nor waits for a core)."""
+
+    def __init__(self, pid: int) -> None:
+        self.pid = pid
+        self.begun = time.monotonic()
+        self._start = _schedstat(pid)
+        self._ran = processor_time(pid) if self._start is None else self._start[0]
+
+    def elapsed(self) -> float:
+        """Seconds since the watch began."""
+        return time.monotonic() - self.begun
+
+    def used(self) -> float:
+        """Seconds of processor used since the watch began."""
+        now = _schedstat(self.pid)
+        return (now[0] if now is not None else processor_time(self.pid)) - self._ran
+
+    def slept(self) -> float:
+        """Seconds slept since the watch began (0 where the kernel does not say how long the
+        process waited for a core: then only :data:`STOP_TIME` bounds it)."""
+        now = _schedstat(self.pid)
+        if now is None or self._start is None:
+            return 0.0
+        return self.elapsed() - (now[0] - self._start[0]) - (now[1] - self._start[1])
+
+    def overdue(self, what: str) -> str | None:
+        """Why the process has taken too long to ``what`` (past :data:`STOP_PROCESSOR` of
+        processor, :data:`IDLE_TIME` asleep or :data:`STOP_TIME` in all), else ``None``."""
+        used, slept, waited = self.used(), self.slept(), self.elapsed()
+        if used > STOP_PROCESSOR or slept > IDLE_TIME or waited > STOP_TIME:
+            return (
+                f"{what} within {waited:.1f} s ({used:.2f} s of processor, {slept:.2f} s "
+                "asleep)"
             )
-        _pause(waited)
+        return None
+
+
+def wait_stopped(pid: int, watch: Watch | None = None) -> None:
+    """Wait until process ``pid``, stopping itself, is stopped: raises :class:`EpochError` if
+    it takes too long (:meth:`Watch.overdue`, from ``watch``, default now), :class:`OSError`
+    if it is gone."""
+    watch = watch or Watch(pid)
+    while not stopped(pid):
+        late = watch.overdue("did not stop")
+        if late is not None:
+            raise EpochError(f"its fork server {late}")
+        _pause(watch.elapsed())
+
+
+def children(pid: int) -> list[int]:
+    """The children of process ``pid`` (of its main thread); raises :class:`OSError` if it is
+    gone."""
+    with open(f"/proc/{pid}/task/{pid}/children", "rb") as f:
+        return [int(x) for x in f.read().split()]
 
 
 def wait_exited(pids: set[int], limit: float) -> None:
@@ -176,18 +219,31 @@ def _status(pid: int) -> dict[str, str]:
     return fields
 
 
-#: Descriptors the held process may keep besides the protocol's pipes.
-_HARMLESS = {"/dev/null", "/dev/urandom"}
 #: Shared mappings that are memory, not a read-only file: a channel between processes.
 _SHARED_MEMORY = ("/dev/zero", "/memfd:", "/SYSV", "[anon_shmem]", "/dev/shm/")
+#: Fields of ``/proc/PID/stat`` (after the command's closing parenthesis, counted from 0) that a
+#: fork server's children inherit and another process could change: priority, nice value,
+#: real-time priority and scheduling policy.
+_INHERITED_STAT = (15, 16, 37, 38)
 
 
-def check_held(pid: int, pipes: set[int], scratch: str = "/tmp") -> None:
+def attributes(pid: int) -> tuple[str, ...]:
+    """What every process forked from process ``pid`` inherits that is not its memory: its
+    scheduling (priority, nice value, policy) and resource limits (``/proc/PID/limits``)."""
+    with open(f"/proc/{pid}/stat", "rb") as f:
+        fields = f.read().rpartition(b")")[2].split()
+    with open(f"/proc/{pid}/limits", encoding="ascii", errors="replace") as f:
+        limits = f.read()
+    return (*(fields[i].decode() for i in _INHERITED_STAT), limits)
+
+
+def check_held(pid: int, inherited: tuple[str, ...], scratch: str = "/tmp") -> None:
     """Raise :class:`EpochError` if the held process ``pid`` keeps what could carry memory from
-    one served process into the next: another thread, a signal handler or blocked signal, an open
-    descriptor other than the protocol's ``pipes`` (their inode numbers), ``/dev/null`` and
-    ``/dev/urandom`` and read-only files outside ``scratch``, a shared mapping of memory or of
-    a file in ``scratch``, or any mapping of a file removed since (private or not)."""
+    one served process into the next: another thread, a signal handler or blocked signal, any
+    open descriptor (an open file description is shared with every process forked from it: its
+    offset and flags carry whatever a served process writes there), a shared mapping of memory or
+    of a file in ``scratch``, a mapping of a file removed since, or ``inherited``
+    (:func:`attributes` when it was first held) changed."""
     status = _status(pid)
     if status.get("Threads", "1") != "1":
         raise EpochError(f"{status['Threads']} threads after warm_up (one may run, not more)")
@@ -201,14 +257,9 @@ def check_held(pid: int, pipes: set[int], scratch: str = "/tmp") -> None:
             target = os.readlink(f"{fd_dir}/{name}")
         except OSError:
             continue
-        if target.startswith("pipe:["):
-            if int(target[6:-1]) in pipes:
-                continue
-        elif target in _HARMLESS or (
-            target.startswith("/") and not target.startswith(scratch) and "(deleted)" not in target
-        ):
-            continue
         raise EpochError(f"an open descriptor {name} ({target}) after warm_up")
+    if attributes(pid) != inherited:
+        raise EpochError("its priority, scheduling or resource limits changed after warm_up")
     with open(f"/proc/{pid}/maps", "rb") as f:
         maps = f.read()
     for line in maps.split(b"\n"):
@@ -222,103 +273,4 @@ def check_held(pid: int, pipes: set[int], scratch: str = "/tmp") -> None:
         if shared and (path.startswith((*_SHARED_MEMORY, scratch)) or deleted):
             raise EpochError(f"shared memory after warm_up ({path})")
         if deleted:
-            # a private mapping still shows what is written into its file until its pages are
-            # copied: once the file was changed (and so removed, see ScratchSnapshot), a channel
-            raise EpochError(f"a mapping of a file removed or changed after warm_up ({path})")
-
-
-@dataclass
-class ScratchSnapshot:
-    """What a bot's ``/tmp`` held after ``warm_up`` (seen from outside at ``root``, for example
-    ``/proc/PID/root/tmp``), to put it back after each epoch: whatever was added, replaced or
-    changed since is removed (a file changed in place is removed, not restored). Symbolic links
-    cannot change in place, so only directories and files are looked at again: cheap, however
-    large the trusted kernel mirror."""
-
-    root: Path
-    dirs: dict[str, int] = field(default_factory=dict)  # relative path -> ctime_ns
-    files: dict[str, tuple[int, int]] = field(default_factory=dict)  # -> (inode, ctime_ns)
-    entries: dict[str, set[str]] = field(default_factory=dict)  # dir -> names
-    links: dict[str, str] = field(default_factory=dict)  # relative path -> target
-
-    @classmethod
-    def take(cls, root: Path) -> ScratchSnapshot:
-        """Record the tree at ``root``."""
-        snap = cls(root)
-        for top, dirnames, filenames in os.walk(root):
-            rel = os.path.relpath(top, root)
-            snap.dirs[rel] = os.lstat(top).st_ctime_ns
-            snap.entries[rel] = set(dirnames) | set(filenames)
-            for name in filenames:
-                info = os.lstat(os.path.join(top, name))
-                if stat.S_ISLNK(info.st_mode):
-                    snap.links[os.path.normpath(os.path.join(rel, name))] = os.readlink(
-                        os.path.join(top, name)
-                    )
-                elif stat.S_ISREG(info.st_mode):
-                    snap.files[os.path.normpath(os.path.join(rel, name))] = (
-                        info.st_ino,
-                        info.st_ctime_ns,
-                    )
-        return snap
-
-    def restore(self) -> int:
-        """Remove what changed since :meth:`take`; returns how many entries were removed."""
-        removed = 0
-        root = f"{self.root}/"
-        for rel, (inode, ctime) in list(self.files.items()):
-            try:
-                info = os.lstat(root + rel)
-            except FileNotFoundError:
-                del self.files[rel]
-                continue
-            if info.st_ino != inode or info.st_ctime_ns != ctime:
-                _remove(self.root / rel)
-                del self.files[rel]
-                removed += 1
-        for rel, ctime in list(self.dirs.items()):
-            try:
-                info = os.lstat(root + rel)
-            except FileNotFoundError:
-                del self.dirs[rel]
-                continue
-            if info.st_ctime_ns == ctime:
-                continue
-            path = self.root / rel
-            kept = self.entries.get(rel, set())
-            with contextlib.suppress(OSError):
-                for name in os.listdir(path):
-                    key = os.path.normpath(os.path.join(rel, name))
-                    if name not in kept or (
-                        key in self.links and not _same_link(path / name, self.links[key])
-                    ):
-                        _remove(path / name)
-                        removed += 1
-            with contextlib.suppress(OSError):
-                self.dirs[rel] = os.lstat(path).st_ctime_ns
-        return removed
-
-
-def _same_link(path: Path, target: str) -> bool:
-    try:
-        return os.readlink(path) == target
-    except OSError:
-        return False
-
-
-def _remove(path: Path) -> None:
-    def allow(function: object, where: str, _: object) -> None:
-        with contextlib.suppress(OSError):
-            os.chmod(os.path.dirname(where), 0o700)
-            os.chmod(where, 0o700)
-        with contextlib.suppress(OSError):
-            if os.path.isdir(where) and not os.path.islink(where):
-                os.rmdir(where)
-            else:
-                os.unlink(where)
-
-    if path.is_dir() and not path.is_symlink():
-        shutil.rmtree(path, onerror=allow)
-    else:
-        with contextlib.suppress(OSError):
-            path.unlink()
+            raise EpochError(f"a mapping of a file removed after warm_up ({path})")

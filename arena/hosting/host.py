@@ -145,19 +145,101 @@ def _signals(disposition: Any, children: bool) -> None:
             signal.signal(number, disposition)
 
 
-def _serve(
-    plugin: str, spec_text: str, proto_in: BinaryIO, proto_out: BinaryIO, fork_server: str
-) -> int:
-    """Build the bot, say hello, then serve it: from fresh processes forked from this one on the
-    referee's ``fresh`` (``fork_server`` ``held``: the referee holds this process stopped between
-    forks and ends the served processes itself; ``cooperative``: a served process ends on
-    ``fresh`` and this one forks the next), or from this process (``none``)."""
-    out = proto_out.fileno()
+def _sender(out: int) -> Callable[..., None]:
+    """``send(TYPE, **fields)``: write one message to the descriptor ``out``."""
 
     def send(message_type: str, /, **fields: Any) -> None:
         data = P.encode(message_type, **fields)
         while data:
             data = data[os.write(out, data) :]
+
+    return send
+
+
+def _fork_without_hooks() -> Callable[[], int]:
+    """How a held fork server forks: the C library's ``_Fork``, which runs no handler of
+    ``pthread_atfork`` and, unlike ``os.fork``, none of Python's ``os.register_at_fork`` hooks
+    (a bot's hook would run in the arena's fork path: a stall, or code in the server at every
+    fork). The server is a single thread (the referee checks it), so Python needs none of its
+    after-fork repairs. Where the C library has no ``_Fork`` (before glibc 2.34): ``os.fork``.
+    Taken when the host starts, before any code of the bot runs."""
+    import ctypes
+
+    try:
+        raw = ctypes.PyDLL(None, use_errno=True)._Fork  # the GIL stays held across the call
+    except (AttributeError, OSError):
+        return os.fork
+    raw.restype = ctypes.c_int
+    raw.argtypes = []
+
+    def fork() -> int:
+        pid = int(raw())
+        if pid < 0:
+            code = ctypes.get_errno()
+            raise OSError(code, os.strerror(code))
+        return pid
+
+    return fork
+
+
+_FORK = _fork_without_hooks()
+_STOP = os.kill  # taken before any code of the bot runs, as _FORK is
+#: The protocol's named pipes of a served process of a held fork server
+#: (:mod:`arena.hosting.renewal`).
+_EPOCH_PIPES = "/run/arena/p"
+
+
+def _serve_held(bot: Any) -> int:
+    """Serve ``bot`` as a held fork server (``docs/sandbox.md``, "Fair play"): hold no
+    descriptor and no directory of ``/tmp``, stop, and at each continue fork one process that
+    serves the bot on the named pipes the sandbox's agent made for it, then stop again."""
+    os.chdir("/")
+    for fd in (0, 1, 2):
+        with contextlib.suppress(OSError):
+            os.close(fd)
+    me = os.getpid()
+    while True:
+        _STOP(me, signal.SIGSTOP)  # continued by the referee for each fresh process
+        if _FORK() == 0:
+            code = 1
+            try:
+                code = _serve_fresh(bot)
+            finally:
+                os._exit(code)
+
+
+def _serve_fresh(bot: Any) -> int:
+    """In a served process of a held fork server: open this process's own named pipes
+    (standard input reads nothing, standard output and error write the log), read the
+    referee's ``fresh``, answer ``ready`` and play."""
+    _signals(signal.SIG_DFL, True)
+    os.dup2(os.open("/dev/null", os.O_RDONLY), 0)  # the lowest free descriptors: 0, then 1
+    log = os.open(f"{_EPOCH_PIPES}/log", os.O_WRONLY)
+    if log != 1:
+        os.dup2(log, 1)
+        os.close(log)
+    os.dup2(1, 2)
+    requests = os.open(f"{_EPOCH_PIPES}/in", os.O_RDONLY)
+    send = _sender(os.open(f"{_EPOCH_PIPES}/out", os.O_WRONLY))
+    os.chdir("/tmp")
+    lines = _Lines(requests)
+    message = P.decode(next(lines))
+    if message["type"] != P.FRESH:
+        send(P.ERROR, kind="protocol", message=f"expected 'fresh', got {message['type']!r}")
+        return 1
+    send(P.READY, nonce=message.get("nonce", 0), pid=os.getpid())
+    return _play(bot, lines, send)
+
+
+def _serve(
+    plugin: str, spec_text: str, proto_in: BinaryIO, proto_out: BinaryIO, fork_server: str
+) -> int:
+    """Build the bot, say hello, then serve it: from fresh processes forked from this one on the
+    referee's ``fresh`` (``fork_server`` ``held``: the referee holds this process stopped between
+    forks, gives each served process its own pipes and ends it itself, :func:`_serve_held`;
+    ``cooperative``: a served process ends on ``fresh`` and this one forks the next), or from
+    this process (``none``)."""
+    send = _sender(proto_out.fileno())
 
     try:
         registry = _load(plugin)
@@ -181,6 +263,10 @@ def _serve(
 
         collapse_anonymous_memory()  # each fork then copies far fewer page-table entries
     send(P.HELLO, protocol=P.PROTOCOL_VERSION, bot=str(spec), plugin=plugin, pid=os.getpid())
+    if fork_server == "held":
+        proto_in.close()
+        proto_out.close()
+        return _serve_held(bot)
     lines = _Lines(proto_in.fileno())
     if fork_server == "none":
         return _play(bot, lines, send)
@@ -204,15 +290,12 @@ def _serve(
                 _signals(signal.SIG_DFL, True)
                 send(P.READY, nonce=nonce, pid=os.getpid())
                 os._exit(_play(bot, _Lines(lines.fd, lines.rest), send))
-            if fork_server != "cooperative":
-                lines.rest = b""
-                # held: stopped before this process could read a request meant for its child;
-                # the referee waits for it, and continues it for the next fork only
-                os.kill(os.getpid(), signal.SIGSTOP)
-                break
             _, status = os.waitpid(child, 0)
+            if os.WIFSIGNALED(status):  # ended as its served process did, for the referee
+                signal.signal(os.WTERMSIG(status), signal.SIG_DFL)
+                os.kill(os.getpid(), os.WTERMSIG(status))
             if not os.WIFEXITED(status) or os.WEXITSTATUS(status) != _FRESH_EXIT:
-                return 0
+                return os.WEXITSTATUS(status) if os.WIFEXITED(status) else 1
             nonce = 0
 
 

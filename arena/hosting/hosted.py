@@ -20,11 +20,9 @@ import signal
 import struct
 import subprocess
 import sys
-import termios
 import threading
 import time
 from collections import deque
-from pathlib import Path
 from typing import Any, NoReturn
 
 from arena.errors import (
@@ -42,14 +40,16 @@ from arena.hosting.cgroups import BotGroup, CgroupError
 from arena.hosting.epochs import (
     STOP_TIME,
     EpochError,
-    ScratchSnapshot,
+    Watch,
+    attributes,
     check_held,
+    children,
     sandbox_pid,
-    stop,
     stopped,
     wait_exited,
     wait_stopped,
 )
+from arena.hosting.renewal import Renewal, RenewalError
 from arena.hosting.sandbox import HostProcess, Sandbox, choose_sandbox
 from arena.hosting.submissions import parse_ref, snapshot_dir
 from arena.referee.play import GRACE, BotHandle, Turn
@@ -134,14 +134,6 @@ class BotLog:
         return " | ".join(kept[-lines:])
 
 
-def _unread(stream: Any) -> int:
-    """Bytes waiting in the pipe behind ``stream`` (either end)."""
-    try:
-        return struct.unpack("i", fcntl.ioctl(stream.fileno(), termios.FIONREAD, b"\0" * 4))[0]
-    except (OSError, ValueError, AttributeError):
-        return 0
-
-
 def _pump(stream: Any, log: BotLog) -> None:
     """Copy what the host writes on ``stream`` into ``log`` until the host's end is closed;
     then close ``stream``."""
@@ -156,6 +148,77 @@ def _pump(stream: Any, log: BotLog) -> None:
     finally:
         with contextlib.suppress(OSError):
             stream.close()
+
+
+#: Path of the kernel's exit information of a pidfd (``PIDFD_GET_INFO``, Linux 6.15), its size.
+_PIDFD_GET_INFO = (3 << 30) | (64 << 16) | (0xFF << 8) | 11
+_PIDFD_INFO_EXIT = 1 << 3
+
+
+def exit_status(pidfd: int, wait: float) -> tuple[bool, int | None]:
+    """Whether the process ``pidfd`` refers to has ended (waiting at most ``wait`` seconds for
+    it), and its exit status as ``os.waitstatus_to_exitcode`` gives it (negative for a signal),
+    or ``None`` where the kernel does not say (before Linux 6.15) or it runs on."""
+    ready = select.poll()
+    ready.register(pidfd, select.POLLIN)
+    if not ready.poll(wait * 1000.0):
+        return False, None
+    info = bytearray(64)
+    struct.pack_into("Q", info, 0, _PIDFD_INFO_EXIT)
+    try:
+        fcntl.ioctl(pidfd, _PIDFD_GET_INFO, info)
+    except OSError:
+        return True, None
+    if not struct.unpack_from("Q", info, 0)[0] & _PIDFD_INFO_EXIT:
+        return True, None
+    return True, os.waitstatus_to_exitcode(struct.unpack_from("i", info, 60)[0])
+
+
+class _Epoch:
+    """The referee's ends of one served process's named pipes (:mod:`arena.hosting.renewal`):
+    requests go into ``in`` (held open for reading too, so that opening it never waits),
+    answers come from ``out``, its output from ``log`` (copied into the bot's log by a thread);
+    and, once it has started, a pidfd of the process."""
+
+    def __init__(self, renewal: Renewal, log: BotLog) -> None:
+        self.requests = os.open(renewal.pipe("in"), os.O_RDWR | os.O_NONBLOCK | os.O_CLOEXEC)
+        self.answers = os.open(renewal.pipe("out"), os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+        output = os.open(renewal.pipe("log"), os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+        self.pidfd: int | None = None
+        self._done = threading.Event()
+        threading.Thread(target=self._copy, args=(output, log), daemon=True).start()
+
+    def _copy(self, fd: int, log: BotLog) -> None:
+        """Copy the served process's output into ``log`` until every writer has gone (or the
+        epoch is closed before any came)."""
+        watched = select.poll()
+        watched.register(fd, select.POLLIN)
+        written = False
+        try:
+            while not self._done.is_set() or written:
+                if not watched.poll(200):
+                    continue
+                try:
+                    data = os.read(fd, 65536)
+                except BlockingIOError:
+                    continue
+                if not data:
+                    return  # no writer left (poll says so only once one has come)
+                written = True
+                log.write(data)
+        except OSError:
+            return
+        finally:
+            os.close(fd)
+
+    def close(self) -> None:
+        """Close the referee's ends (the log thread ends once its writers have)."""
+        self._done.set()
+        for fd in (self.requests, self.answers, self.pidfd):
+            if fd is not None:
+                with contextlib.suppress(OSError):
+                    os.close(fd)
+        self.pidfd = None
 
 
 class HostHandle(BotHandle):
@@ -201,9 +264,10 @@ class HostHandle(BotHandle):
         self._fresh_needed = True
         self._serving = False  # whether a forked process serves the bot
         self._held: int | None = None  # the outside pid of the stopped fork server
-        self._scratch: ScratchSnapshot | None = None
+        self._inherited: tuple[str, ...] = ()  # what it had when first held (epochs.attributes)
+        self._renewal: Renewal | None = None  # the sandbox's agent
+        self._epoch: _Epoch | None = None  # the pipes of the process it serves
         self._keep: set[int] = set()  # outside pids of bubblewrap, its init and the fork server
-        self._pipes: set[int] = set()
         #: Whether the host starts at the least CPU weight, getting the core only when play
         #: leaves it idle (a start in the background, beside games being played).
         self.idle_start = False
@@ -260,7 +324,7 @@ class HostHandle(BotHandle):
         self._host = self.sandbox.launch(argv, binds)
         if self.idle_start:
             self._idle(True)
-        self._proc = proc = self._host.process
+        self._proc = self._host.process
         self.starts += 1
         assert self._proc.stdout is not None
         os.set_blocking(self._proc.stdout.fileno(), False)
@@ -280,11 +344,6 @@ class HostHandle(BotHandle):
                 f"host speaks protocol {hello.get('protocol')!r}, not {P.PROTOCOL_VERSION}"
             )
         self._serving = False
-        self._pipes = {
-            os.fstat(s.fileno()).st_ino
-            for s in (proc.stdin, proc.stdout, proc.stderr)
-            if s is not None
-        }
         if self._fork_mode() == "held":
             self._hold(int(hello.get("pid", 0)))
         self._host.freeze()
@@ -305,6 +364,12 @@ class HostHandle(BotHandle):
         self._serving = False
         self._decks = set()
         self._held = None
+        if self._epoch is not None:
+            self._epoch.close()
+            self._epoch = None
+        if self._renewal is not None:
+            self._renewal.close()
+            self._renewal = None
         if proc is None:
             return
         if proc.poll() is None:
@@ -336,9 +401,10 @@ class HostHandle(BotHandle):
         return "cooperative"
 
     def _hold(self, hello_pid: int) -> None:
-        """Stop the process that said hello (``hello_pid`` in its namespace): it stays stopped
-        but while it forks (see :mod:`arena.hosting.epochs`); note what its ``/tmp`` holds
-        after ``warm_up``."""
+        """Hold the process that said hello (``hello_pid`` in its namespace): wait until it has
+        stopped itself (it stays stopped but while it forks, see :mod:`arena.hosting.epochs`),
+        note what its children will inherit, and attach the sandbox's agent
+        (:mod:`arena.hosting.renewal`), which makes its ``/tmp`` read-only."""
         assert self._host is not None and self._host.group is not None and self._proc is not None
         group = self._host.group
         zygote = None
@@ -355,15 +421,17 @@ class HostHandle(BotHandle):
         self._keep = {*bubblewrap, zygote}
         try:
             group.narrow_freezer(p for p in members if p not in bubblewrap)
-            stop(zygote)
-            self._scratch = ScratchSnapshot.take(Path(f"/proc/{zygote}/root/tmp"))
+            wait_stopped(zygote)
+            self._inherited = attributes(zygote)
+            uid = self._host.uid if self._host.uid is not None else os.geteuid()
+            self._renewal = Renewal(zygote, uid, self.sandbox.limits.scratch_mb)
         except (FileNotFoundError, ProcessLookupError) as exc:  # it died (or was killed) first
             self._fail(BotExitedError(f"its fork server is gone ({exc})"))
-        except (OSError, CgroupError) as exc:
-            self._kill()
-            raise ArenaError(f"cannot hold {self.name}'s fork server: {exc}") from None
         except EpochError as exc:
             self._fail(BotProtocolError(str(exc)))
+        except (OSError, CgroupError, RenewalError) as exc:
+            self._kill()
+            raise ArenaError(f"cannot hold {self.name}'s fork server: {exc}") from None
         self._held = zygote
 
     def new_game(self, deck: object) -> None:
@@ -379,42 +447,56 @@ class HostHandle(BotHandle):
         assert self._host is not None and self._proc is not None
         nonce = self._nonces.getrandbits(62)
         held, group = self._held, self._host.group
-        if held is not None and group is not None:
-            if self._serving:
-                self._end_served(group)  # and thaws the group
-            else:
-                group.thaw()  # a frozen process shows as waiting, not as stopped
-            unread = _unread(self._proc.stdin)
-            if unread:
-                self._fail(BotProtocolError(f"{unread} bytes written into its own request pipe"))
-            try:
-                if not stopped(held):
-                    raise EpochError("its fork server ran while the bot played")
-                assert self._scratch is not None
-                self._scratch.restore()
-                check_held(held, self._pipes)
-            except EpochError as exc:
-                self._fail(
-                    BotProtocolError(f"{exc}: it could carry one deck's games into another's")
-                )
-            except OSError as exc:
-                self._fail(BotExitedError(f"its fork server is gone ({exc})"))
-            with contextlib.suppress(ProcessLookupError):
-                os.kill(held, signal.SIGCONT)
-        else:
+        if held is None or group is None:
             self._host.thaw()
+            self._send(P.encode(P.FRESH, nonce=nonce))
+            ready = self._receive(FRESH_TIME, "to a fresh start")
+            self._host.freeze()
+            self._check(ready, P.READY)
+            self._serving = True
+            self._fresh_needed = False
+            self.fresh_starts += 1
+            return
+        if self._serving:
+            self._end_served(group)  # and thaws the group
+        else:
+            group.thaw()  # a frozen process shows as waiting, not as stopped
+        assert self._renewal is not None
+        try:
+            if not stopped(held):
+                raise EpochError("its fork server ran while the bot played")
+            check_held(held, self._inherited)
+        except EpochError as exc:
+            self._fail(BotProtocolError(f"{exc}: it could carry one deck's games into another's"))
+        except OSError as exc:
+            self._fail(BotExitedError(f"its fork server is gone ({exc})"))
+        try:
+            self._renewal.renew()
+            self._epoch = _Epoch(self._renewal, self.log)
+        except (RenewalError, OSError) as exc:
+            self._kill()
+            raise ArenaError(f"cannot start a fresh process of {self.name}: {exc}") from None
+        self._poll = select.poll()
+        self._poll.register(self._epoch.answers, select.POLLIN | select.POLLHUP)
+        self._buffer = b""
         self._send(P.encode(P.FRESH, nonce=nonce))
-        ready = self._receive(FRESH_TIME, "to a fresh start")
-        if held is not None:
-            try:  # it stops itself once it has forked: sent SIGSTOP too, it could stop twice
-                wait_stopped(held)
-            except EpochError as exc:
-                self._fail(BotProtocolError(str(exc)))
-            except OSError as exc:
-                self._fail(BotExitedError(f"its fork server is gone ({exc})"))
+        try:
+            before = set(children(held))  # what its warm_up started, until the first fresh end
+            watch = Watch(held)
+            os.kill(held, signal.SIGCONT)
+            wait_stopped(held, watch)
+            served = [pid for pid in children(held) if pid not in before]
+            if len(served) != 1:
+                raise EpochError(f"its fork server started {len(served)} processes, not one")
+            self._epoch.pidfd = os.pidfd_open(served[0])
+            ready = self._receive(FRESH_TIME, "to a fresh start", Watch(served[0]))
+        except EpochError as exc:
+            self._fail(BotProtocolError(str(exc)))
+        except OSError as exc:
+            self._fail(BotExitedError(f"its fork server is gone ({exc})"))
         self._host.freeze()
         self._check(ready, P.READY)
-        if held is not None and ready["nonce"] != nonce:
+        if ready["nonce"] != nonce:
             self._fail(BotProtocolError("a 'ready' message that answers no request of the referee"))
         self._serving = True
         self._fresh_needed = False
@@ -422,11 +504,8 @@ class HostHandle(BotHandle):
 
     def _end_served(self, group: BotGroup) -> None:
         """Kill every process of the bot but bubblewrap's and the held one while they are
-        frozen, thaw them, and wait until they are gone. A process with SIGKILL pending never
-        runs its own code again, but one asleep in a read of the request pipe still completes
-        that read in the kernel when it next runs, if data is there: the fresh process's
-        request would go to a dying process (on a loaded machine, where it waits for a core).
-        So the request is sent only once every killed process has exited."""
+        frozen, thaw them, and wait until they are gone; then close the referee's ends of their
+        pipes."""
         killed: set[int] = set()
         for _ in range(100):
             left = [p for p in group.frozen_pids() if p not in self._keep and p not in killed]
@@ -436,6 +515,9 @@ class HostHandle(BotHandle):
                     wait_exited(killed, STOP_TIME)
                 except EpochError as exc:
                     self._fail(BotExitedError(f"its processes could not be ended ({exc})"))
+                if self._epoch is not None:
+                    self._epoch.close()
+                    self._epoch = None
                 return
             for pid in left:
                 with contextlib.suppress(ProcessLookupError, PermissionError):
@@ -447,7 +529,7 @@ class HostHandle(BotHandle):
 
     def _send(self, data: bytes) -> None:
         assert self._proc is not None and self._proc.stdin is not None
-        fd = self._proc.stdin.fileno()
+        fd = self._epoch.requests if self._epoch is not None else self._proc.stdin.fileno()
         try:
             while data:
                 data = data[os.write(fd, data) :]
@@ -470,18 +552,24 @@ class HostHandle(BotHandle):
         raise BotLimitError(f"the bot went over its {what} ({amount}){detail}")
 
     def _exited(self, when: str) -> None:
-        proc = self._proc
-        try:
-            code = proc.wait(timeout=2) if proc is not None else None
-        except subprocess.TimeoutExpired:  # the bot closed the pipe but its process runs on
-            code = None
+        proc, epoch = self._proc, self._epoch
+        code: int | None
+        ended = False
+        if epoch is not None:  # a held server's served process (and what it started) is gone
+            pidfd = epoch.pidfd
+            ended, code = exit_status(pidfd, 2.0) if pidfd is not None else (False, None)
+        else:
+            try:
+                code = proc.wait(timeout=2) if proc is not None else None
+            except subprocess.TimeoutExpired:  # the bot closed the pipe but its process runs on
+                code = None
         self._kill()
         time.sleep(0.01)  # let the log pump take the last output
         tail = self.log.tail()
         detail = f"; last output: {tail}" if tail else ""
         self._raise_limit(f" {when}{detail}")
         if code is None:
-            reason = "closed its protocol pipe"
+            reason = "exited (this kernel does not say how)" if ended else "closed its pipe"
         elif code < 0:
             reason = f"killed by signal {-code}"
         else:
@@ -489,12 +577,16 @@ class HostHandle(BotHandle):
         raise BotExitedError(f"the bot's process {reason} {when}{detail}")
 
     def _reply_fd(self) -> int:
-        """The (non-blocking) file descriptor the host's messages arrive on."""
+        """The (non-blocking) file descriptor the host's messages arrive on: the served
+        process's own pipe where a held server serves it."""
+        if self._epoch is not None:
+            return self._epoch.answers
         assert self._proc is not None and self._proc.stdout is not None
         return self._proc.stdout.fileno()
 
-    def _read_line(self, limit: float, what: str) -> bytes:
-        """The next line the host sends (without its newline), waiting at most ``limit`` s.
+    def _read_line(self, limit: float, what: str, watch: Watch | None = None) -> bytes:
+        """The next line the host sends (without its newline), waiting at most ``limit`` s (and,
+        with ``watch``, only while the process it watches is not overdue: :class:`Watch`).
 
         It reads in chunks of at most :data:`READ_CHUNK` bytes and never holds more than
         :data:`~arena.hosting.protocol.MAX_LINE_BYTES` + 1 bytes of a line: a longer line is a
@@ -510,7 +602,10 @@ class HostHandle(BotHandle):
             remaining = deadline - time.monotonic()
             if remaining <= 0:
                 self._fail(BotTimeoutError(f"no answer {what} within {limit:g} s"))
-            if not self._poll.poll(remaining * 1000.0):
+            if not self._poll.poll(min(remaining, 0.05 if watch else remaining) * 1000.0):
+                late = watch.overdue(f"did not answer {what}") if watch else None
+                if late is not None:
+                    self._fail(BotTimeoutError(f"its fresh process {late}"))
                 continue
             try:
                 data = os.read(fd, min(READ_CHUNK, P.MAX_LINE_BYTES + 1 - len(self._buffer)))
@@ -535,10 +630,11 @@ class HostHandle(BotHandle):
             self._raise_limit(f" ({error})")
         raise error
 
-    def _receive(self, limit: float, what: str) -> dict[str, Any]:
-        """The next message, waiting at most ``limit`` seconds; any line that is not a message
-        of the protocol (:func:`arena.hosting.protocol.decode`) is a :class:`BotProtocolError`."""
-        line = self._read_line(limit, what)
+    def _receive(self, limit: float, what: str, watch: Watch | None = None) -> dict[str, Any]:
+        """The next message, waiting at most ``limit`` seconds (see :meth:`_read_line` for
+        ``watch``); any line that is not a message of the protocol
+        (:func:`arena.hosting.protocol.decode`) is a :class:`BotProtocolError`."""
+        line = self._read_line(limit, what, watch)
         try:
             return P.decode(line)
         except P.ProtocolError as exc:

@@ -40,6 +40,7 @@ from arena.engine.jitcache import cache_dir
 from arena.errors import ArenaError
 from arena.hosting import cgroups, submissions
 from arena.hosting.names import canonical, is_builtin
+from arena.hosting.renewal import EPOCH_MOUNT
 
 #: Environment variables a host inherits; everything else (``ARENA_DB`` with its password, tokens,
 #: proxies) stays with the referee. A sandboxed host gets its own ``PATH`` (the interpreter's
@@ -351,7 +352,9 @@ class Sandbox:
         if self.kernels:
             shown.append((self.kernels, KERNELS_MOUNT))
         return [
-            *bwrap_command(self.limits.scratch_mb, shown, seccomp_fd=seccomp_fd, uid=uid),
+            *bwrap_command(
+                self.limits.scratch_mb, shown, seccomp_fd=seccomp_fd, uid=uid, dirs=(EPOCH_MOUNT,)
+            ),
             *argv,
         ]
 
@@ -430,6 +433,7 @@ def bwrap_command(
     network: bool = False,
     seccomp_fd: int | None = None,
     uid: int | None = None,
+    dirs: Sequence[str] = (),
 ) -> list[str]:
     """bubblewrap's command line (without the command it runs) for a process that runs as
     :data:`SANDBOX_UID` in its own user namespace with no capability, no other process in sight,
@@ -438,7 +442,8 @@ def bwrap_command(
     machine-wide files are masked (:data:`MASKED_PROC_FILES`, :data:`MASKED_PROC_DIRS`), and the
     directories ``shown`` read-only, as ``(path, where it is seen)``. No network unless
     ``network`` (then the resolver's and the certificates' files are shown too);
-    ``seccomp_fd`` is a descriptor holding the filter program to load. Hosts
+    ``seccomp_fd`` is a descriptor holding the filter program to load; ``dirs`` are empty
+    directories made on the read-only root (mount points for the arena). Hosts
     (:meth:`Sandbox.command`) and builds (:mod:`arena.hosting.build`) both start this way.
 
     With ``uid`` (the arena runs as root), the sandbox's processes run as that kernel uid, not
@@ -478,6 +483,8 @@ def bwrap_command(
         cmd += ["--dev-bind", device, device]
     # the root (bubblewrap's own tmpfs, holding the mount points) read-only: the process writes
     # only its size-limited /tmp, never unlimited memory outside it
+    for path in dirs:  # empty mount points (the arena's agent mounts there, renewal.py)
+        cmd += ["--dir", path]
     cmd += ["--remount-ro", "/", "--chdir", "/tmp"]
     if seccomp_fd is not None:
         cmd += ["--seccomp", str(seccomp_fd)]

@@ -68,7 +68,36 @@ NAMESPACE_FLAGS = (
 #: ``ioctl(fd, TIOCSTI, ...)`` pushes input into a terminal.
 TIOCSTI = 0x5412
 
+#: What the kernel would otherwise share between the processes of different bots, or keep
+#: from one served process of a bot to the next (``docs/sandbox.md``, "What a fresh process
+#: shares"): refused with the error a call the kernel lacks would give, so that libraries
+#: fall back. File locks and leases (a lock on a file every sandbox sees, such as a module of
+#: the environment, is a live channel between bots) and notifications of other processes'
+#: accesses to files (inotify; dnotify is ``fcntl(F_NOTIFY)``); whether a file's pages are in
+#: memory (``mincore``, ``cachestat``; ``preadv2`` with ``RWF_NOWAIT`` below): pages another
+#: bot, or an earlier served process, read.
+SHARED_STATE = ("flock", "inotify_init", "inotify_init1", "inotify_add_watch", "mincore",
+                "cachestat", "process_madvise", "process_mrelease")  # fmt: skip
+#: ``fcntl`` commands refused for the same reasons: ``F_GETLK``, ``F_SETLK``, ``F_SETLKW``,
+#: their open-file-description forms, ``F_SETLEASE``, ``F_GETLEASE``, ``F_NOTIFY``.
+FCNTL_DENIED = (5, 6, 7, 36, 37, 38, 1024, 1025, 1026)
+#: ``preadv2``/``pwritev2``'s flag that fails a read whose data is not in memory.
+RWF_NOWAIT = 0x8
+#: System calls that act on another process given its pid (argument 0) and are allowed on the
+#: caller only (pid 0): a served process could otherwise change its host's stopped fork server
+#: (its priority, scheduling, resource limits, memory placement), which every later process
+#: inherits. ``setpriority`` and ``ioprio_set`` are allowed on the calling process only
+#: (``PRIO_PROCESS``/``IOPRIO_WHO_PROCESS`` with 0: a process group or a user's processes
+#: take the server in).
+OWN_PROCESS_ONLY = ("prlimit64", "sched_setscheduler", "sched_setparam", "sched_setattr",
+                    "migrate_pages", "move_pages")  # fmt: skip
+#: Socket families a bot may open: Unix sockets only (``AF_UNIX``, which live and die with the
+#: processes that hold them, in the sandbox's own network namespace). Internet sockets would
+#: leave connection states behind in that namespace (``TIME_WAIT``) for the next process.
+AF_UNIX = 1
+
 _ALLOW = 0x7FFF0000
+_NE = 1
 _MASKED_EQ = 7
 
 
@@ -137,6 +166,23 @@ def filter_program() -> bytes | None:
         _add(lib, ctx, eperm, "ioctl", _ArgCmp(1, _MASKED_EQ, 0xFFFFFFFF, TIOCSTI))
         for name, argument in SIGNAL_ARGUMENT.items():
             _add(lib, ctx, eperm, name, _ArgCmp(argument, _MASKED_EQ, 0xFFFFFFFF, signal.SIGCONT))
+        nosys = _errno_action(errno.ENOSYS)
+        for name in SHARED_STATE:
+            _add(lib, ctx, nosys, name)
+        for command in FCNTL_DENIED:
+            _add(lib, ctx, _errno_action(errno.EINVAL), "fcntl",
+                 _ArgCmp(1, _MASKED_EQ, 0xFFFFFFFF, command))  # fmt: skip
+        for name in ("preadv2", "pwritev2"):
+            _add(lib, ctx, _errno_action(errno.EOPNOTSUPP), name,
+                 _ArgCmp(5, _MASKED_EQ, RWF_NOWAIT, RWF_NOWAIT))  # fmt: skip
+        for name in OWN_PROCESS_ONLY:
+            _add(lib, ctx, eperm, name, _ArgCmp(0, _NE, 0, 0))
+        for name in ("setpriority", "ioprio_set"):
+            which = 0 if name == "setpriority" else 1  # PRIO_PROCESS, IOPRIO_WHO_PROCESS
+            _add(lib, ctx, eperm, name, _ArgCmp(0, _NE, which, 0))
+            _add(lib, ctx, eperm, name, _ArgCmp(1, _NE, 0, 0))
+        for name in ("socket", "socketpair"):
+            _add(lib, ctx, _errno_action(errno.EAFNOSUPPORT), name, _ArgCmp(0, _NE, AF_UNIX, 0))
         code = lib.seccomp_export_bpf(ctx, write_end)
         if code < 0:
             raise SeccompError(-code, f"seccomp export: {os.strerror(-code)}")
