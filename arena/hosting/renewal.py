@@ -54,8 +54,8 @@ def call(result, what):
     if result != 0:
         code = ctypes.get_errno()
         raise OSError(code, f"{what}: {os.strerror(code)}")
-MS_RDONLY, MS_NOSUID, MS_NODEV, MS_REMOUNT, MS_BIND, MS_MOVE, MS_REC = 1, 2, 4, 32, 4096, 8192, 16384
-MNT_DETACH = 2
+MS_RDONLY, MS_NOSUID, MS_NODEV, MS_REMOUNT = 1, 2, 4, 32
+MS_BIND, MS_MOVE, MS_REC, MNT_DETACH = 4096, 8192, 16384, 2
 line = sys.stdin.readline().split()
 server, uid, scratch = int(line[0]), int(line[1]), int(line[2])
 user = os.geteuid() != 0  # not root: the arena owns the sandbox's user namespace; enter it
