@@ -5,6 +5,7 @@ recorded where one is due, and nothing escapes."""
 
 from __future__ import annotations
 
+import errno
 import os
 import shutil
 import signal
@@ -121,6 +122,21 @@ def test_a_bot_run_by_root_has_no_privilege(hostile: None) -> None:
     for what in ("umount", "mount", "unshare", "setuid", "sysctl", "ptrace", "msgget", "semget",
                  "shmget", "mq_open", "sigcont", "setpgid"):  # fmt: skip
         assert reported(log, what).startswith("FAIL"), what
+    # what the kernel would share between bots (locks and notifications on a file every
+    # sandbox sees, whether its pages are in memory) or keep for the next process (Internet
+    # sockets' states, the fork server's priority, scheduling and limits)
+    refused = {
+        "flock": "ENOSYS", "fcntl-lock": "EINVAL", "ofd-lock": "EINVAL", "notify": "EINVAL",
+        "inotify": "ENOSYS", "mincore": "ENOSYS", "cachestat": "ENOSYS",
+        "preadv2-nowait": errno.errorcode[errno.EOPNOTSUPP], "inet": "EAFNOSUPPORT",
+        "nice-server": "EPERM", "nice-group": "EPERM", "prlimit-server": "EPERM",
+        "sched-server": "EPERM",
+    }  # fmt: skip
+    assert {what: reported(log, what) for what in refused} == {
+        what: f"FAIL {code}" for what, code in refused.items()
+    }
+    for what in ("preadv2", "unix", "nice-self", "setrlimit-self"):  # what a bot may do
+        assert reported(log, what) == "OK", what
     assert S.choose_sandbox("bwrap").seccomp  # libseccomp is there: the filter is in force
 
 
