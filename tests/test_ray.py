@@ -210,3 +210,31 @@ def test_an_actor_refuses_a_node_with_other_versions(faulty_bots: Path, tmp_path
     actor.close()
     ray = sys.modules.get("ray")
     assert ray is None or not ray.is_initialized()  # an actor outside Ray does not start Ray
+
+
+def test_with_the_sandbox_ray_plays_the_records_of_a_local_run(
+    bubblewrap: None, tmp_path: Path
+) -> None:
+    """The issue's command, small: the reference bots in the sandbox on Ray actors play the
+    records of a local run. (Ray's workers block ``SIGINT``; hosts inherited the blocked signal,
+    their held fork servers were refused for it, every bot was disqualified, and the command
+    exited 0 with 120 games stored without a result.)"""
+    ray = _ray()
+    if ray.is_initialized():  # pragma: no cover - another test left it running
+        ray.shutdown()
+    args = [
+        "tournament", "--sandbox", "bwrap", "--decks", "random:3:3",
+        "--bots", "random,strategic,knowledge", "--seed", "4", "--secret", "5", "--quiet",
+        "--workers", "2",
+    ]  # fmt: skip
+    records = []
+    for executor in ("local", "ray"):
+        url = f"sqlite:///{tmp_path}/{executor}.db"
+        result = CliRunner().invoke(cli, [*args, "--executor", executor, "--db", url])
+        assert result.exit_code == 0, result.output
+        store = Store(url)
+        (detail,) = store.tournaments()
+        records.append(stored(store, detail.id))
+        games = [g.record for g in store.stored_games(detail.id)]
+        assert len(games) == 18 and not [g.faults for g in games if g.faults]
+    assert records[0] == records[1]

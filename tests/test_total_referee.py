@@ -29,6 +29,7 @@ from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from arena.cli.main import cli
+from arena.cli.tournament import arena_failures
 from arena.errors import BotError, BotProtocolError, InvalidActionError
 from arena.game import Action, Game
 from arena.hosting import protocol as P
@@ -403,7 +404,8 @@ def test_an_unexpected_error_of_a_handle_is_an_internal_fault_of_its_seat(
     assert [(f.seat, f.kind) for f in record.faults] == [(0, kind)]
     assert needle in record.faults[0].message
     assert record.winners == [1] and record.end_reason == "last_standing"
-    assert referee.fault_counts == {handles[0].name: 1}
+    # the referee's own failure counts against no bot; the bot's malformed answer does
+    assert referee.fault_counts == ({} if kind == "internal" else {handles[0].name: 1})
 
 
 def test_a_game_the_worker_cannot_play_is_recorded_and_the_block_goes_on(
@@ -441,7 +443,8 @@ def test_a_game_the_worker_cannot_play_is_recorded_and_the_block_goes_on(
     for record in records:
         for name in faulted(record):
             counted[name] = counted.get(name, 0) + 1
-    assert player.referee.fault_counts == counted == {"honest": 3, "uniform": 2}
+    # the games the worker could not play are the arena's failures: counted against no bot
+    assert player.referee.fault_counts == counted == {"honest": 1}
 
 
 # --- a tournament -----------------------------------------------------------------------------
@@ -468,6 +471,11 @@ def test_a_tournament_with_attackers_and_an_unplayable_game_finishes_and_reports
     summary = run_tournament(plan, store, lambda: LocalPool(setup, 1), block_size=12)
     assert summary.complete and summary.played == 24
     assert store.status(summary.tournament_id) == "finished"
+    # what `arena tournament` says of them (and why it then exits 1, not 0)
+    assert summary.arena_failed == 12
+    said = arena_failures(summary)
+    assert said is not None and said.startswith("12 of 24 games could not be played for the")
+    assert "the arena failed (a bug" in said and "InvalidDeckError" in said
     expected = {"digits": "malformed", "flooder": "protocol", "wrongtype": "protocol"}
     internal = 0
     seen: set[tuple[str, str]] = set()

@@ -31,7 +31,7 @@ from arena.cli.options import (
     tournament_id_option,
     variant_option,
 )
-from arena.errors import ArenaError
+from arena.errors import ArenaError, printable
 
 if TYPE_CHECKING:
     from arena.referee.records import GameRecord
@@ -288,6 +288,28 @@ def tournament(
     _print_standings(store, tid, pinned, as_json, snapshot=True)
     if summary.interrupted:
         sys.exit(130)
+    failed = arena_failures(summary)
+    if failed is not None:
+        click.echo(f"arena: {failed}", err=True)
+        sys.exit(1)
+
+
+def arena_failures(summary: Any) -> str | None:
+    """What to say of the games of a run that could not be played for the arena's own reasons
+    (:attr:`~arena.tournament.runner.RunSummary.arena_failed`): stored without a result, not
+    rated, and counted against no bot; ``None`` when there were none."""
+    if not summary.arena_failed:
+        return None
+    what = (
+        "the machine ran short of memory (use fewer --workers, or a smaller --memory-mb)"
+        if summary.arena_failure.startswith("shortage")
+        else "the arena failed (a bug: please report it with the game's `arena replay ID`)"
+    )
+    return (
+        f"{summary.arena_failed} of {summary.total} games could not be played for the arena's "
+        f"own reasons, not any bot's: {what}; they are stored without a result and not rated. "
+        f"First: {printable(summary.arena_failure)[:300]}"
+    )
 
 
 def _again(tournament_id: int, added: Any, held: bool) -> str:

@@ -41,8 +41,11 @@ MAX_FAULT_MESSAGE = 2000
 #: The fault of a seat while dealing with whose bot the referee met an unexpected error.
 INTERNAL = "internal"
 #: Faults that are not the bot's doing and never count towards disqualification: a
-#: disqualification itself, and a host the kernel killed for the machine's memory shortage.
-UNCOUNTED = frozenset({BotDisqualifiedError.kind, MemoryShortageError.kind})
+#: disqualification itself, a host the kernel killed for the machine's memory shortage, and the
+#: referee's own failure.
+UNCOUNTED = frozenset({BotDisqualifiedError.kind, MemoryShortageError.kind, INTERNAL})
+#: Faults that are the arena's own, not any bot's: a game with one cannot be played fairly.
+ARENA_FAULTS = frozenset({MemoryShortageError.kind, INTERNAL})
 
 _shown = reprlib.Repr()
 _shown.maxlevel = 3

@@ -37,6 +37,7 @@ from arena.hosting.hosted import MEMORY_MB
 from arena.hosting.names import canonical
 from arena.hosting.plugins import plugin_ref
 from arena.hosting.sandbox import Sandbox
+from arena.referee.play import ARENA_FAULTS
 from arena.tournament.ctrl_c import ctrl_c_held
 from arena.tournament.disqualification import DisqualificationLedger, Verdict
 from arena.tournament.lease import RunnerLease
@@ -472,6 +473,10 @@ class RunSummary:
     interrupted: bool = False
     left: int = 0
     stopped: bool = False
+    #: Games of this run stored without a result for the arena's own reasons (an ``internal``
+    #: or ``shortage`` fault), and the first such fault's kind and message.
+    arena_failed: int = 0
+    arena_failure: str = ""
 
     @property
     def complete(self) -> bool:
@@ -740,6 +745,16 @@ def _settle(
             for game, (_, faults) in zip(games, played, strict=True):
                 ledger.resolve(game.index, faults)
                 summary.faults += len(faults)
+            for outcome in outcomes:
+                failed = [
+                    f for f in (outcome.record.faults if outcome.record else []) if
+                    f.kind in ARENA_FAULTS
+                ]  # fmt: skip
+                if failed:
+                    summary.arena_failed += 1
+                    summary.arena_failure = summary.arena_failure or (
+                        f"{failed[0].kind}: {failed[0].message}"
+                    )
             passed = sum(1 for o in outcomes if skipped(o.record))
             summary.played += len(games) - passed
             summary.skipped += passed

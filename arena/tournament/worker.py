@@ -353,10 +353,10 @@ class BlockPlayer:
         doing) is played again (a fresh host replaces the one killed), and after
         :data:`SHORTAGE_REPLAYS` replays recorded unplayed with a ``shortage`` fault for every
         seat still in the run. A game the referee
-        cannot play (an error that is no bot's fault, which it did not record itself) is
-        recorded with an ``internal`` fault for every seat still in the run and no winner, its
-        hosts are replaced, and the block goes on. An unplayed game has no winner and is not
-        rated."""
+        cannot play (an error that is no bot's fault, recorded by the referee as an ``internal``
+        fault of one seat or raised) is recorded with an ``internal`` fault for every seat still
+        in the run and no winner, counted against no bot, its hosts are replaced, and the block
+        goes on. An unplayed game has no winner and is not rated."""
         out = frozenset(n for n in game.seats if self.referee.disqualified(n))
         if len(out) == len(game.seats):
             message = "not played: every seat was disqualified"
@@ -373,10 +373,13 @@ class BlockPlayer:
             except Exception as exc:
                 message = f"the game could not be played: {unexpected_error(exc)}"
                 self._drop_hosts(game.seats)
-                for name in game.seats:
-                    if name not in out:
-                        counts[name] = counts.get(name, 0) + 1
-                self.referee.fault_counts = counts  # exactly the faults of the record
+                self.referee.fault_counts = counts  # the arena's failure counts against no bot
+                return GameOutcome(game.index, self._unplayed(game, out, message, INTERNAL), out)
+            internal = [f for f in record.faults if f.kind == INTERNAL]
+            if internal:  # the referee failed with one bot: the game has no fair result
+                message = f"the game could not be played: {internal[0].message}"
+                self._drop_hosts(game.seats)
+                self.referee.fault_counts = counts
                 return GameOutcome(game.index, self._unplayed(game, out, message, INTERNAL), out)
             short = [f for f in record.faults if f.kind == MemoryShortageError.kind]
             if not short:
