@@ -176,45 +176,33 @@ def exit_status(pidfd: int, wait: float) -> tuple[bool, int | None]:
 
 class _Epoch:
     """The referee's ends of one served process's named pipes (:mod:`arena.hosting.renewal`):
-    requests go into ``in`` (held open for reading too, so that opening it never waits),
-    answers come from ``out``, its output from ``log`` (copied into the bot's log by a thread);
-    and, once it has started, a pidfd of the process."""
+    requests go into ``requests`` (held open for reading too, so that opening it never waits),
+    answers come from ``answers``, its output from ``output`` (copied into the bot's log by
+    :meth:`drain` whenever the referee waits for it); and, once it has started, a pidfd of the
+    process."""
 
-    def __init__(self, renewal: Renewal, log: BotLog) -> None:
+    def __init__(self, renewal: Renewal) -> None:
         self.requests = os.open(renewal.pipe("in"), os.O_RDWR | os.O_NONBLOCK | os.O_CLOEXEC)
         self.answers = os.open(renewal.pipe("out"), os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
-        output = os.open(renewal.pipe("log"), os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+        self.output = os.open(renewal.pipe("log"), os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
         self.pidfd: int | None = None
-        self._done = threading.Event()
-        threading.Thread(target=self._copy, args=(output, log), daemon=True).start()
 
-    def _copy(self, fd: int, log: BotLog) -> None:
-        """Copy the served process's output into ``log`` until every writer has gone (or the
-        epoch is closed before any came)."""
-        watched = select.poll()
-        watched.register(fd, select.POLLIN)
-        written = False
+    def drain(self, log: BotLog) -> bool:
+        """Copy what the process has written to its output so far into ``log``; whether its
+        output has ended (every writer gone)."""
         try:
-            while not self._done.is_set() or written:
-                if not watched.poll(200):
-                    continue
-                try:
-                    data = os.read(fd, 65536)
-                except BlockingIOError:
-                    continue
-                if not data:
-                    return  # no writer left (poll says so only once one has come)
-                written = True
+            while data := os.read(self.output, READ_CHUNK):
                 log.write(data)
+        except BlockingIOError:
+            return False
         except OSError:
-            return
-        finally:
-            os.close(fd)
+            return True
+        return True
 
-    def close(self) -> None:
-        """Close the referee's ends (the log thread ends once its writers have)."""
-        self._done.set()
-        for fd in (self.requests, self.answers, self.pidfd):
+    def close(self, log: BotLog) -> None:
+        """Take the last output into ``log`` and close the referee's ends."""
+        self.drain(log)
+        for fd in (self.requests, self.answers, self.output, self.pidfd):
             if fd is not None:
                 with contextlib.suppress(OSError):
                     os.close(fd)
@@ -322,6 +310,8 @@ class HostHandle(BotHandle):
         self._buffer = b""
         self.limit_hit = None
         self._host = self.sandbox.launch(argv, binds)
+        if self._fork_mode() == "held":  # its agent starts while the host does
+            self._renewal = Renewal()
         if self.idle_start:
             self._idle(True)
         self._proc = self._host.process
@@ -365,7 +355,7 @@ class HostHandle(BotHandle):
         self._decks = set()
         self._held = None
         if self._epoch is not None:
-            self._epoch.close()
+            self._epoch.close(self.log)
             self._epoch = None
         if self._renewal is not None:
             self._renewal.close()
@@ -424,7 +414,8 @@ class HostHandle(BotHandle):
             wait_stopped(zygote)
             self._inherited = attributes(zygote)
             uid = self._host.uid if self._host.uid is not None else os.geteuid()
-            self._renewal = Renewal(zygote, uid, self.sandbox.limits.scratch_mb)
+            assert self._renewal is not None
+            self._renewal.attach(zygote, uid, self.sandbox.limits.scratch_mb)
         except (FileNotFoundError, ProcessLookupError) as exc:  # it died (or was killed) first
             self._fail(BotExitedError(f"its fork server is gone ({exc})"))
         except EpochError as exc:
@@ -472,12 +463,13 @@ class HostHandle(BotHandle):
             self._fail(BotExitedError(f"its fork server is gone ({exc})"))
         try:
             self._renewal.renew()
-            self._epoch = _Epoch(self._renewal, self.log)
+            self._epoch = _Epoch(self._renewal)
         except (RenewalError, OSError) as exc:
             self._kill()
             raise ArenaError(f"cannot start a fresh process of {self.name}: {exc}") from None
         self._poll = select.poll()
         self._poll.register(self._epoch.answers, select.POLLIN | select.POLLHUP)
+        self._poll.register(self._epoch.output, select.POLLIN)
         self._buffer = b""
         self._send(P.encode(P.FRESH, nonce=nonce))
         try:
@@ -516,7 +508,7 @@ class HostHandle(BotHandle):
                 except EpochError as exc:
                     self._fail(BotExitedError(f"its processes could not be ended ({exc})"))
                 if self._epoch is not None:
-                    self._epoch.close()
+                    self._epoch.close(self.log)
                     self._epoch = None
                 return
             for pid in left:
@@ -602,7 +594,13 @@ class HostHandle(BotHandle):
             remaining = deadline - time.monotonic()
             if remaining <= 0:
                 self._fail(BotTimeoutError(f"no answer {what} within {limit:g} s"))
-            if not self._poll.poll(min(remaining, 0.05 if watch else remaining) * 1000.0):
+            ready = self._poll.poll(min(remaining, 0.05 if watch else remaining) * 1000.0)
+            if self._epoch is not None and any(fd == self._epoch.output for fd, _ in ready):
+                if self._epoch.drain(self.log):  # its output, while it thinks; or its end
+                    self._poll.unregister(self._epoch.output)
+                if len(ready) == 1:
+                    continue
+            if not ready:
                 late = watch.overdue(f"did not answer {what}") if watch else None
                 if late is not None:
                     self._fail(BotTimeoutError(f"its fresh process {late}"))

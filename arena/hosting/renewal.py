@@ -57,6 +57,8 @@ def call(result, what):
 MS_RDONLY, MS_NOSUID, MS_NODEV, MS_REMOUNT = 1, 2, 4, 32
 MS_BIND, MS_MOVE, MS_REC, MNT_DETACH = 4096, 8192, 16384, 2
 line = sys.stdin.readline().split()
+if not line:  # its host ended before its fork server was held
+    sys.exit(0)
 server, uid, scratch = int(line[0]), int(line[1]), int(line[2])
 user = os.geteuid() != 0  # not root: the arena owns the sandbox's user namespace; enter it
 names = (["user"] if user else []) + ["pid", "mnt"]
@@ -132,12 +134,13 @@ class RenewalError(ArenaError):
 
 
 class Renewal:
-    """The agent of one held fork server (outside pid ``server``, sandbox uid ``uid``, layers
-    of ``scratch_mb`` MiB): :meth:`renew` before each fresh process, :meth:`pipe` for the
-    referee's end of that process's named pipes, :meth:`close` when the host ends."""
+    """The agent of one held fork server: started with its host (so that it starts while the
+    host does), :meth:`attach` once the server is held, :meth:`renew` before each fresh
+    process, :meth:`pipe` for the referee's end of that process's named pipes, :meth:`close`
+    when the host ends."""
 
-    def __init__(self, server: int, uid: int, scratch_mb: int) -> None:
-        self.server = server
+    def __init__(self) -> None:
+        self.server = 0
         self._process = subprocess.Popen(
             [sys.executable, "-I", "-S", "-c", AGENT],
             stdin=subprocess.PIPE,
@@ -146,12 +149,14 @@ class Renewal:
             start_new_session=True,
         )
         self._buffer = b""
-        try:
-            self._say(f"{server} {uid} {scratch_mb}")
-            self._answer("ready")
-        except BaseException:
-            self.close()
-            raise
+
+    def attach(self, server: int, uid: int, scratch_mb: int) -> None:
+        """Enter the namespaces of the held fork server ``server`` (its pid here) of a sandbox
+        whose processes run as kernel uid ``uid``, whose layers hold ``scratch_mb`` MiB, and
+        make its ``/tmp`` read-only."""
+        self.server = server
+        self._say(f"{server} {uid} {scratch_mb}")
+        self._answer("ready")
 
     def _say(self, line: str) -> None:
         assert self._process.stdin is not None
