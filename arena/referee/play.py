@@ -47,6 +47,8 @@ UNCOUNTED = frozenset({BotDisqualifiedError.kind, MemoryShortageError.kind, INTE
 #: Faults that are the arena's own, not any bot's: a game with one cannot be played fairly.
 ARENA_FAULTS = frozenset({MemoryShortageError.kind, INTERNAL})
 
+#: The longest excerpt of an answer that is not an action quoted in its fault, in characters.
+ANSWER_EXCERPT = 360
 _shown = reprlib.Repr()
 _shown.maxlevel = 3
 _shown.maxstring = 80
@@ -165,7 +167,10 @@ def _parse_answer(answer: Any) -> Action:
         return answer
     if isinstance(answer, str):
         return Action.from_str(answer)
-    raise InvalidActionError(f"answer {_shown.repr(answer)} is not an action")
+    shown = _shown.repr(answer)
+    if len(shown) > ANSWER_EXCERPT:  # nested containers add up past reprlib's own bounds
+        shown = shown[: ANSWER_EXCERPT - 3] + "..."
+    raise InvalidActionError(f"answer {shown} is not an action")
 
 
 def unexpected_error(exc: Exception) -> str:
