@@ -49,7 +49,7 @@ from arena.hosting.epochs import (
     wait_exited,
     wait_stopped,
 )
-from arena.hosting.renewal import Renewal, RenewalError
+from arena.hosting.renewal import Renewal, RenewalError, prestart
 from arena.hosting.sandbox import HostProcess, Sandbox, choose_sandbox
 from arena.hosting.submissions import parse_ref, snapshot_dir
 from arena.referee.play import GRACE, BotHandle, Turn
@@ -310,8 +310,8 @@ class HostHandle(BotHandle):
         self._buffer = b""
         self.limit_hit = None
         self._host = self.sandbox.launch(argv, binds)
-        if self._fork_mode() == "held":  # its agent starts while the host does
-            self._renewal = Renewal()
+        if self._fork_mode() == "held":  # the agents' server starts while the host does
+            prestart()
         if self.idle_start:
             self._idle(True)
         self._proc = self._host.process
@@ -414,8 +414,7 @@ class HostHandle(BotHandle):
             wait_stopped(zygote)
             self._inherited = attributes(zygote)
             uid = self._host.uid if self._host.uid is not None else os.geteuid()
-            assert self._renewal is not None
-            self._renewal.attach(zygote, uid, self.sandbox.limits.scratch_mb)
+            self._renewal = Renewal(zygote, uid, self.sandbox.limits.scratch_mb)
         except (FileNotFoundError, ProcessLookupError) as exc:  # it died (or was killed) first
             self._fail(BotExitedError(f"its fork server is gone ({exc})"))
         except EpochError as exc:
