@@ -258,6 +258,8 @@ def _freezes() -> None:
         ("keeper[mode=thread]", "2 threads after warm_up"),
         ("keeper[mode=pipe]", "an open descriptor"),
         ("keeper[mode=file]", "an open descriptor"),
+        ("keeper[mode=cwd]", "its working or root directory changed after warm_up"),
+        ("keeper[mode=map]", "its memory mappings changed after warm_up (/tmp/kept.map)"),
         ("keeper[mode=shm]", "shared memory after warm_up"),
         ("keeper[mode=signal]", "signal handlers after warm_up"),
         ("keeper[mode=blocked]", "blocked signals after warm_up"),
@@ -275,8 +277,14 @@ def test_a_fork_server_keeping_state_past_warm_up_is_refused(
     if said is None:
         assert not faults
         return
-    # every game: the fork server is checked before each fresh process, and so is a new host's
-    assert len(faults) == len(records) == 4, faults
+    # every game: the fork server is checked before each fresh process, and so is a new host's;
+    # a hold the server takes while it forks shows at the next check: a game after the first
+    # of each host
+    assert len(records) == 4
+    if bot.endswith(("cwd]", "map]")):
+        assert 1 <= len(faults) < 4, faults
+    else:
+        assert len(faults) == 4, faults
     for kind, message in faults:
         assert kind == "protocol" and said in message, faults
         assert "it could carry one deck's games into another's" in message, faults

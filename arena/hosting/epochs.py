@@ -33,6 +33,7 @@ from __future__ import annotations
 import os
 import select
 import time
+from dataclasses import dataclass
 
 
 class EpochError(Exception):
@@ -148,10 +149,7 @@ class Watch:
         processor, :data:`IDLE_TIME` asleep or :data:`STOP_TIME` in all), else ``None``."""
         used, slept, waited = self.used(), self.slept(), self.elapsed()
         if used > STOP_PROCESSOR or slept > IDLE_TIME or waited > STOP_TIME:
-            return (
-                f"{what} within {waited:.1f} s ({used:.2f} s of processor, {slept:.2f} s "
-                "asleep)"
-            )
+            return f"{what} within {waited:.1f} s ({used:.2f} s of processor, {slept:.2f} s asleep)"
         return None
 
 
@@ -237,29 +235,27 @@ def attributes(pid: int) -> tuple[str, ...]:
     return (*(fields[i].decode() for i in _INHERITED_STAT), limits)
 
 
-def check_held(pid: int, inherited: tuple[str, ...], scratch: str = "/tmp") -> None:
-    """Raise :class:`EpochError` if the held process ``pid`` keeps what could carry memory from
-    one served process into the next: another thread, a signal handler or blocked signal, any
-    open descriptor (an open file description is shared with every process forked from it: its
-    offset and flags carry whatever a served process writes there), a shared mapping of memory or
-    of a file in ``scratch``, a mapping of a file removed since, or ``inherited``
-    (:func:`attributes` when it was first held) changed."""
-    status = _status(pid)
-    if status.get("Threads", "1") != "1":
-        raise EpochError(f"{status['Threads']} threads after warm_up (one may run, not more)")
-    for name in ("SigCgt", "SigBlk"):
-        if int(status.get(name, "0"), 16):
-            what = "signal handlers" if name == "SigCgt" else "blocked signals"
-            raise EpochError(f"{what} after warm_up ({name} {status[name]})")
-    fd_dir = f"/proc/{pid}/fd"
-    for name in os.listdir(fd_dir):
-        try:
-            target = os.readlink(f"{fd_dir}/{name}")
-        except OSError:
-            continue
-        raise EpochError(f"an open descriptor {name} ({target}) after warm_up")
-    if attributes(pid) != inherited:
-        raise EpochError("its priority, scheduling or resource limits changed after warm_up")
+def _places(pid: int) -> tuple[tuple[int, int], ...]:
+    """The working and root directories of process ``pid`` (device and inode of each)."""
+    found = (os.stat(f"/proc/{pid}/{which}") for which in ("cwd", "root"))
+    return tuple((info.st_dev, info.st_ino) for info in found)
+
+
+@dataclass(frozen=True)
+class Held:
+    """What a held fork server had once it stopped after its ``warm_up``, and must keep
+    (:func:`check_held`): its mappings (``/proc/PID/maps``, byte for byte), its working and
+    root directories, and what its children inherit (:func:`attributes`)."""
+
+    maps: bytes
+    places: tuple[tuple[int, int], ...]
+    inherited: tuple[str, ...]
+
+
+def hold_state(pid: int, scratch: str = "/tmp") -> Held:
+    """What the held process ``pid`` has now; raises :class:`EpochError` if its memory could
+    already carry one served process's memory into the next: a shared mapping of memory or of
+    a file in ``scratch``, or a mapping of a file removed since it was mapped."""
     with open(f"/proc/{pid}/maps", "rb") as f:
         maps = f.read()
     for line in maps.split(b"\n"):
@@ -274,3 +270,40 @@ def check_held(pid: int, inherited: tuple[str, ...], scratch: str = "/tmp") -> N
             raise EpochError(f"shared memory after warm_up ({path})")
         if deleted:
             raise EpochError(f"a mapping of a file removed after warm_up ({path})")
+    return Held(maps, _places(pid), attributes(pid))
+
+
+def check_held(pid: int, held: Held) -> None:
+    """Raise :class:`EpochError` if the held process ``pid`` keeps what could carry memory from
+    one served process into the next: another thread, a signal handler or blocked signal, any
+    open descriptor (an open file description is shared with every process forked from it: its
+    offset and flags carry whatever a served process writes there), or anything else than what
+    it had when first held (``held``): a mapping (of a file a served process wrote, say), a
+    working directory (in a served process's ``/tmp``, which it would keep for the next), its
+    priority, scheduling or resource limits. It runs nothing but its fork between two checks,
+    so any change is code of the bot's in the arena's fork path."""
+    status = _status(pid)
+    if status.get("Threads", "1") != "1":
+        raise EpochError(f"{status['Threads']} threads after warm_up (one may run, not more)")
+    for name in ("SigCgt", "SigBlk"):
+        if int(status.get(name, "0"), 16):
+            what = "signal handlers" if name == "SigCgt" else "blocked signals"
+            raise EpochError(f"{what} after warm_up ({name} {status[name]})")
+    fd_dir = f"/proc/{pid}/fd"
+    for name in os.listdir(fd_dir):
+        try:
+            target = os.readlink(f"{fd_dir}/{name}")
+        except OSError:
+            continue
+        raise EpochError(f"an open descriptor {name} ({target}) after warm_up")
+    if attributes(pid) != held.inherited:
+        raise EpochError("its priority, scheduling or resource limits changed after warm_up")
+    if _places(pid) != held.places:
+        raise EpochError("its working or root directory changed after warm_up")
+    with open(f"/proc/{pid}/maps", "rb") as f:
+        maps = f.read()
+    if maps != held.maps:
+        before = set(held.maps.split(b"\n"))
+        new = next((x for x in maps.split(b"\n") if x not in before), b"")
+        shown = new.decode("utf-8", "replace").split(None, 5)[-1] if new.strip() else "one fewer"
+        raise EpochError(f"its memory mappings changed after warm_up ({shown})")

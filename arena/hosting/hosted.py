@@ -40,10 +40,11 @@ from arena.hosting.cgroups import BotGroup, CgroupError
 from arena.hosting.epochs import (
     STOP_TIME,
     EpochError,
+    Held,
     Watch,
-    attributes,
     check_held,
     children,
+    hold_state,
     sandbox_pid,
     stopped,
     wait_exited,
@@ -252,7 +253,7 @@ class HostHandle(BotHandle):
         self._fresh_needed = True
         self._serving = False  # whether a forked process serves the bot
         self._held: int | None = None  # the outside pid of the stopped fork server
-        self._inherited: tuple[str, ...] = ()  # what it had when first held (epochs.attributes)
+        self._hold_state: Held | None = None  # what it had when first held (epochs.Held)
         self._renewal: Renewal | None = None  # the sandbox's agent
         self._epoch: _Epoch | None = None  # the pipes of the process it serves
         self._keep: set[int] = set()  # outside pids of bubblewrap, its init and the fork server
@@ -412,13 +413,13 @@ class HostHandle(BotHandle):
         try:
             group.narrow_freezer(p for p in members if p not in bubblewrap)
             wait_stopped(zygote)
-            self._inherited = attributes(zygote)
+            self._hold_state = hold_state(zygote)
             uid = self._host.uid if self._host.uid is not None else os.geteuid()
             self._renewal = Renewal(zygote, uid, self.sandbox.limits.scratch_mb)
         except (FileNotFoundError, ProcessLookupError) as exc:  # it died (or was killed) first
             self._fail(BotExitedError(f"its fork server is gone ({exc})"))
         except EpochError as exc:
-            self._fail(BotProtocolError(str(exc)))
+            self._fail(BotProtocolError(f"{exc}: it could carry one deck's games into another's"))
         except (OSError, CgroupError, RenewalError) as exc:
             self._kill()
             raise ArenaError(f"cannot hold {self.name}'s fork server: {exc}") from None
@@ -455,7 +456,8 @@ class HostHandle(BotHandle):
         try:
             if not stopped(held):
                 raise EpochError("its fork server ran while the bot played")
-            check_held(held, self._inherited)
+            assert self._hold_state is not None
+            check_held(held, self._hold_state)
         except EpochError as exc:
             self._fail(BotProtocolError(f"{exc}: it could carry one deck's games into another's"))
         except OSError as exc:
