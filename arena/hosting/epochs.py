@@ -147,7 +147,13 @@ class Watch:
     def overdue(self, what: str) -> str | None:
         """Why the process has taken too long to ``what`` (past :data:`STOP_PROCESSOR` of
         processor, :data:`IDLE_TIME` asleep or :data:`STOP_TIME` in all), else ``None``."""
-        used, slept, waited = self.used(), self.slept(), self.elapsed()
+        waited = self.elapsed()
+        now = _schedstat(self.pid)  # one read for both
+        if now is None or self._start is None:
+            used, slept = self.used(), 0.0
+        else:
+            used = now[0] - self._start[0]
+            slept = waited - used - (now[1] - self._start[1])
         if used > STOP_PROCESSOR or slept > IDLE_TIME or waited > STOP_TIME:
             return f"{what} within {waited:.1f} s ({used:.2f} s of processor, {slept:.2f} s asleep)"
         return None
@@ -159,10 +165,43 @@ def wait_stopped(pid: int, watch: Watch | None = None) -> None:
     if it is gone."""
     watch = watch or Watch(pid)
     while not stopped(pid):
-        late = watch.overdue("did not stop")
+        waited = watch.elapsed()
+        late = watch.overdue("did not stop") if waited > 0.01 else None  # milliseconds, usually
         if late is not None:
             raise EpochError(f"its fork server {late}")
-        _pause(watch.elapsed())
+        _pause(waited)
+
+
+class FreshStart:
+    """A fresh start as it goes (see :class:`Watch`): the fork server ``server``, continued,
+    until it has forked and stopped again, then the process it forked, until it says it is
+    ready. ``served`` is that process once the server has stopped (``None`` before)."""
+
+    def __init__(self, server: int) -> None:
+        self.server = server
+        self._before = set(children(server))  # what its warm_up started, until the first end
+        self._watch = Watch(server)
+        self.served: int | None = None
+
+    def find(self) -> int | None:
+        """The process the server forked, once it has stopped (raises :class:`EpochError` if it
+        forked more or fewer than one, :class:`OSError` if it is gone)."""
+        if self.served is None and stopped(self.server):
+            new = [pid for pid in children(self.server) if pid not in self._before]
+            if len(new) != 1:
+                raise EpochError(f"its fork server started {len(new)} processes, not one")
+            self.served = new[0]
+            self._watch = Watch(new[0])
+        return self.served
+
+    def overdue(self, what: str) -> str | None:
+        """Why the fresh start has taken too long (:meth:`Watch.overdue` of whichever process
+        is doing its part; ``what``: what the served process has not done yet)."""
+        if self.find() is None:
+            late = self._watch.overdue("did not stop")
+            return None if late is None else f"its fork server {late}"
+        late = self._watch.overdue(what)
+        return None if late is None else f"its fresh process {late}"
 
 
 def children(pid: int) -> list[int]:

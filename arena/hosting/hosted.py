@@ -40,10 +40,9 @@ from arena.hosting.cgroups import BotGroup, CgroupError
 from arena.hosting.epochs import (
     STOP_TIME,
     EpochError,
+    FreshStart,
     Held,
-    Watch,
     check_held,
-    children,
     hold_state,
     sandbox_pid,
     stopped,
@@ -474,15 +473,14 @@ class HostHandle(BotHandle):
         self._buffer = b""
         self._send(P.encode(P.FRESH, nonce=nonce))
         try:
-            before = set(children(held))  # what its warm_up started, until the first fresh end
-            watch = Watch(held)
+            start = FreshStart(held)
             os.kill(held, signal.SIGCONT)
-            wait_stopped(held, watch)
-            served = [pid for pid in children(held) if pid not in before]
-            if len(served) != 1:
-                raise EpochError(f"its fork server started {len(served)} processes, not one")
-            self._epoch.pidfd = os.pidfd_open(served[0])
-            ready = self._receive(FRESH_TIME, "to a fresh start", Watch(served[0]))
+            ready = self._receive(FRESH_TIME, "to a fresh start", start)
+            wait_stopped(held)  # it stops itself once it has forked: at once, normally
+            served = start.find()
+            if served is None:
+                raise EpochError("its fork server stopped without a fresh process")
+            self._epoch.pidfd = os.pidfd_open(served)
         except EpochError as exc:
             self._fail(BotProtocolError(str(exc)))
         except OSError as exc:
@@ -577,9 +575,9 @@ class HostHandle(BotHandle):
         assert self._proc is not None and self._proc.stdout is not None
         return self._proc.stdout.fileno()
 
-    def _read_line(self, limit: float, what: str, watch: Watch | None = None) -> bytes:
+    def _read_line(self, limit: float, what: str, watch: FreshStart | None = None) -> bytes:
         """The next line the host sends (without its newline), waiting at most ``limit`` s (and,
-        with ``watch``, only while the process it watches is not overdue: :class:`Watch`).
+        with ``watch``, only while the fresh start it watches is not overdue).
 
         It reads in chunks of at most :data:`READ_CHUNK` bytes and never holds more than
         :data:`~arena.hosting.protocol.MAX_LINE_BYTES` + 1 bytes of a line: a longer line is a
@@ -602,9 +600,14 @@ class HostHandle(BotHandle):
                 if len(ready) == 1:
                     continue
             if not ready:
-                late = watch.overdue(f"did not answer {what}") if watch else None
+                try:
+                    late = watch.overdue(f"did not answer {what}") if watch else None
+                except EpochError as exc:
+                    self._fail(BotProtocolError(str(exc)))
+                except OSError as exc:
+                    self._fail(BotExitedError(f"its fork server is gone ({exc})"))
                 if late is not None:
-                    self._fail(BotTimeoutError(f"its fresh process {late}"))
+                    self._fail(BotTimeoutError(late))
                 continue
             try:
                 data = os.read(fd, min(READ_CHUNK, P.MAX_LINE_BYTES + 1 - len(self._buffer)))
@@ -629,7 +632,7 @@ class HostHandle(BotHandle):
             self._raise_limit(f" ({error})")
         raise error
 
-    def _receive(self, limit: float, what: str, watch: Watch | None = None) -> dict[str, Any]:
+    def _receive(self, limit: float, what: str, watch: FreshStart | None = None) -> dict[str, Any]:
         """The next message, waiting at most ``limit`` seconds (see :meth:`_read_line` for
         ``watch``); any line that is not a message of the protocol
         (:func:`arena.hosting.protocol.decode`) is a :class:`BotProtocolError`."""
