@@ -371,6 +371,11 @@ def test_enforcement_says_which_limits_hold() -> None:
     assert "rlimits" in facts["enforced_by"] and "no cgroups here" in facts["enforced_by"]
     assert "seccomp filter" in facts["isolation"]
     assert "no sandbox" in S.Sandbox("none", limits).describe()
+    # where the kernel cannot renew what a served process shares, its fork server cooperates
+    freezing = cgroups.Hierarchy(2, {"": Path("/sys/fs/cgroup")})
+    plain = S.Sandbox("bwrap", limits, hierarchy=freezing, renewal_reason="no overlays here")
+    assert not plain.holds and S.Sandbox("bwrap", limits, hierarchy=freezing).holds
+    assert "cooperative fork server (no overlays here" in plain.between_moves()
     with pytest.raises(S.SandboxError):
         S.Limits(processes=0)
 

@@ -383,12 +383,10 @@ class HostHandle(BotHandle):
     # --- fresh processes per deck (arena.hosting.epochs) ---------------------------------------
 
     def _fork_mode(self) -> str:
-        """How the host's fork server runs: ``held`` where the bot's group can be frozen, else
-        ``cooperative`` (see :mod:`arena.hosting.epochs`)."""
-        hierarchy = self.sandbox.hierarchy
-        if self.sandbox.isolated and hierarchy is not None and hierarchy.freezes:
-            return "held"
-        return "cooperative"
+        """How the host's fork server runs: ``held`` where the sandbox holds it
+        (:attr:`~arena.hosting.sandbox.Sandbox.holds`), else ``cooperative`` (see
+        :mod:`arena.hosting.epochs`)."""
+        return "held" if self.sandbox.holds else "cooperative"
 
     def _hold(self, hello_pid: int) -> None:
         """Hold the process that said hello (``hello_pid`` in its namespace): wait until it has

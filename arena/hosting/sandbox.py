@@ -222,6 +222,20 @@ class Sandbox:
     fallback: bool = False
     drops: bool = False
     drop_reason: str = ""
+    renewal_reason: str = ""
+
+    @property
+    def holds(self) -> bool:
+        """Whether a host's fork server is held (:mod:`arena.hosting.epochs`): its bot's group
+        can be frozen and each process it serves gets a fresh ``/tmp``, pipes and next pid
+        (:mod:`arena.hosting.renewal`; ``renewal_reason`` says why not where the kernel
+        lacks what that needs)."""
+        return (
+            self.isolated
+            and self.hierarchy is not None
+            and self.hierarchy.freezes
+            and not self.renewal_reason
+        )
 
     @property
     def isolated(self) -> bool:
@@ -293,10 +307,16 @@ class Sandbox:
     def between_moves(self) -> str:
         """What a bot's processes do between its requests, and how its processes are renewed
         between decks (``docs/sandbox.md``, "Fair play")."""
-        if self.isolated and self.hierarchy is not None and self.hierarchy.freezes:
+        if self.holds:
             return (
                 "frozen (control group freezer); a fresh process per deck, forked from a held "
-                "fork server checked from outside"
+                "fork server checked from outside, with its own /tmp, pipes and next pid"
+            )
+        if self.isolated and self.hierarchy is not None and self.hierarchy.freezes:
+            return (
+                "frozen (control group freezer); a fresh process per deck, from a cooperative "
+                f"fork server ({self.renewal_reason}: the processes of a bot share their /tmp, "
+                "pipes and next pid)"
             )
         why = (
             "no sandbox"
@@ -764,6 +784,25 @@ def _drop_error() -> str | None:
     return None
 
 
+@lru_cache(maxsize=1)
+def _renewal_error() -> str | None:
+    """Why the arena's agent cannot give each served process a fresh ``/tmp`` and next pid
+    here (``None``: it can): a kernel without the overlay file system, or without
+    ``/proc/sys/kernel/ns_last_pid`` (``CONFIG_CHECKPOINT_RESTORE``)."""
+    try:
+        with open("/proc/filesystems", encoding="ascii") as f:
+            known = {line.split()[-1] for line in f if line.strip()}
+    except OSError:
+        known = set()
+    if "overlay" not in known and not os.path.exists("/lib/modules") and not os.path.isdir(
+        "/sys/module/overlay"
+    ):
+        return "this kernel has no overlay file system"
+    if not os.path.exists("/proc/sys/kernel/ns_last_pid"):
+        return "this kernel cannot set a PID namespace's next pid (ns_last_pid)"
+    return None
+
+
 def _unreadable(places: Iterable[str]) -> str | None:
     """The first of ``places`` (directories and files shown to sandboxes) that other users
     may not read, which a sandbox with a uid of its own could then not read either."""
@@ -835,4 +874,5 @@ def choose_sandbox(
         seccomp=_seccomp_program() is not None,
         drops=drop_error is None,
         drop_reason=drop_error or "",
+        renewal_reason=_renewal_error() or "",
     )
