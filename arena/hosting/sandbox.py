@@ -567,7 +567,10 @@ def dropping_prefix(uid: int, sources: Sequence[str], network: bool = False) -> 
     cmd += ["--bind", "/proc", "/proc", "--dev", "/dev", "--dir", "/tmp", "--"]
     cmd += [
         setpriv, "--reuid", str(uid), "--regid", str(uid), "--clear-groups", "--no-new-privs",
-        "--inh-caps=-all", "--bounding-set=-all", "--",
+        "--inh-caps=-all", "--bounding-set=-all",
+        # a change of uid clears the signal the outer bubblewrap asked for when its parent
+        # dies: kept, the sandbox still dies with the arena
+        "--pdeathsig", "keep", "--",
     ]  # fmt: skip
     return cmd
 
