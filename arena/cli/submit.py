@@ -32,6 +32,49 @@ from arena.errors import ArenaError, printable
     "directory is packed as a source package first, without running any of it): the server "
     "builds, checks and places it in the ladder; the statuses are shown as they change.",
 )
+@click.option(
+    "--build-time",
+    type=click.FloatRange(min=1.0, max=86_400.0),
+    default=300.0,
+    show_default=True,
+    help="Seconds the build may take (until its output is ready).",
+)
+@click.option(
+    "--build-memory-mb",
+    type=click.IntRange(min=64),
+    default=1024,
+    show_default=True,
+    help="Memory of all the build's processes together with its /tmp (its scratch space), MiB "
+    "(per process, as address space, where control groups cannot be used).",
+)
+@click.option(
+    "--build-processes",
+    type=click.IntRange(min=1),
+    default=256,
+    show_default=True,
+    help="Processes and threads the build may have at once.",
+)
+@click.option(
+    "--output-mb",
+    type=click.IntRange(min=1),
+    default=256,
+    show_default=True,
+    help="MiB the build's output (the snapshot kept) may hold.",
+)
+@click.option(
+    "--output-files",
+    type=click.IntRange(min=1),
+    default=20_000,
+    show_default=True,
+    help="Files and directories the build's output may hold.",
+)
+@click.option(
+    "--log-mb",
+    type=click.IntRange(min=1),
+    default=64,
+    show_default=True,
+    help="MiB the build may write to its log (its last MiB is kept) before it is stopped.",
+)
 @click.option("--token", metavar="TOKEN", help="With --server: your participant token.")
 @click.option("--no-wait", is_flag=True, help="With --server: return once the upload is queued.")
 @json_option
@@ -39,6 +82,12 @@ def submit(
     path: str,
     network: bool,
     server: str | None,
+    build_time: float,
+    build_memory_mb: int,
+    build_processes: int,
+    output_mb: int,
+    output_files: int,
+    log_mb: int,
     token: str | None,
     no_wait: bool,
     as_json: bool,
@@ -46,31 +95,44 @@ def submit(
     """Make the bot package PATH (a wheel, a source package or a project directory) playable
     here, without running any of its code outside the sandbox.
 
-    It is built and installed inside the bubblewrap sandbox (no privilege, no view of the
-    arena's files, the database or other bots, a time and size limit) into a read-only
-    snapshot of its own in the submissions store ($ARENA_SUBMISSIONS, default
-    ~/.local/share/loveletter-arena/submissions), never into the arena's environment. Each
-    submit of a distribution is its next version; tournaments play the latest unless told
-    NAME@VERSION. Bubblewrap is required (docs/sandbox.md).
+    It is built and installed inside the bubblewrap sandbox (no privilege, a uid of its own
+    where the arena is root, no view of the arena's files, the database or other bots, limits
+    on its time, memory, processes, CPU, output and log), and its output is copied out (regular
+    files and directories only) into a read-only snapshot of its own in the submissions store
+    ($ARENA_SUBMISSIONS, default ~/.local/share/loveletter-arena/submissions), never into the
+    arena's environment. Each submit of a distribution is its next version; tournaments play
+    the latest unless told NAME@VERSION. Bubblewrap is required (docs/sandbox.md).
     """
     if server is not None:
         _submit_to_server(Path(path), server, token, no_wait, as_json)
         return
     if token is not None or no_wait:
         raise click.UsageError("--token and --no-wait go with --server")
+    from arena.hosting.build import BuildLimits
     from arena.hosting.build import submit as build_and_store
     from arena.hosting.submissions import Store, SubmissionError
 
+    limits = BuildLimits(
+        time=build_time,
+        memory_mb=build_memory_mb,
+        processes=build_processes,
+        output_mb=output_mb,
+        output_files=output_files,
+        log_mb=log_mb,
+    )
     try:
-        done = build_and_store(path, network=network)
+        done = build_and_store(path, network=network, limits=limits)
     except SubmissionError as exc:
         if not exc.log:
             raise
         kept = _keep_failed_log(Store(), Path(path), exc.log)
         raise SubmissionError(f"{exc} (build log: {kept})") from None
     record = done.record
+    if done.degraded:
+        click.echo(printable(f"arena: note: {done.enforcement}"), err=True)
     if as_json:
-        click.echo(json.dumps({**record.to_json(), "seconds": round(done.seconds, 3)}, indent=2))
+        answer = {**record.to_json(), "seconds": round(done.seconds, 3), "build": done.enforcement}
+        click.echo(json.dumps(answer, indent=2))
         return
     click.echo(
         printable(
