@@ -37,6 +37,34 @@ from arena.errors import ArenaError, printable
     help="Seconds an upload's build may take in the sandbox.",
 )
 @click.option(
+    "--build-memory-mb",
+    default=1024,
+    show_default=True,
+    type=click.IntRange(64, 1 << 20),
+    help="Memory of all an upload's build processes together with its /tmp, MiB.",
+)
+@click.option(
+    "--build-processes",
+    default=256,
+    show_default=True,
+    type=click.IntRange(1, 1 << 16),
+    help="Processes and threads an upload's build may have at once.",
+)
+@click.option(
+    "--output-mb",
+    default=256,
+    show_default=True,
+    type=click.IntRange(1, 1 << 20),
+    help="MiB an upload's build output (its snapshot) may hold.",
+)
+@click.option(
+    "--output-files",
+    default=20_000,
+    show_default=True,
+    type=click.IntRange(1, 10_000_000),
+    help="Files and directories an upload's build output may hold.",
+)
+@click.option(
     "--check-rounds",
     default=50,
     show_default=True,
@@ -87,6 +115,10 @@ def serve(
     upload_mb: int,
     per_hour: int,
     build_seconds: float,
+    build_memory_mb: int,
+    build_processes: int,
+    output_mb: int,
+    output_files: int,
     check_rounds: int,
     name: str,
     field: str,
@@ -129,7 +161,16 @@ def serve(
     choose_sandbox("bwrap")  # uploads are never built or played without the sandbox
     store = Store(db_url)
     store.create_schema()
-    limits = Limits(upload_mb * 1024 * 1024, build_seconds, per_hour, check_rounds)
+    limits = Limits(
+        upload_mb * 1024 * 1024,
+        build_seconds,
+        per_hour,
+        check_rounds,
+        build_memory_mb=build_memory_mb,
+        build_processes=build_processes,
+        output_mb=output_mb,
+        output_files=output_files,
+    )
     spool = submissions.root() / "uploads"
     ladder = LadderSettings(
         name, tuple(split_specs(field)), ladder_decks, variant, rated_decks, tuple(play)
