@@ -218,20 +218,23 @@ def test_a_build_that_floods_its_log_is_stopped_with_its_tail_kept(
     nothing_left(store, ran.pid)
 
 
-def test_a_huge_sparse_file_in_the_output_is_refused_unread(store: Store, tmp_path: Path) -> None:
-    ran = arena(store, "submit", str(hostile(tmp_path, {"attack": "sparse", "gb": 4})))
-    line, log = refused(ran)
-    assert line == "the build's output holds more than 256 MiB"
-    assert "ATTACK SPARSE 4294967296" in log
+@pytest.mark.parametrize(
+    ("attack", "line", "said"),
+    [
+        ({"attack": "sparse", "gb": 4}, "the build's output holds more than 256 MiB",
+         "ATTACK SPARSE 4294967296"),  # refused by its size, never read
+        ({"attack": "files", "count": 20_001}, "the build's output holds more than 20000 files",
+         "ATTACK FILES 20001"),
+    ],
+    ids=["sparse-4-GiB", "20001-files"],
+)  # fmt: skip
+def test_an_output_over_its_limits_is_refused(
+    store: Store, tmp_path: Path, attack: dict[str, Any], line: str, said: str
+) -> None:
+    ran = arena(store, "submit", str(hostile(tmp_path, attack)))
+    refusal, log = refused(ran)
+    assert refusal == line and said in log
     assert ran.seconds < 60, ran.seconds
-    nothing_left(store, ran.pid)
-
-
-def test_an_output_of_20001_files_is_refused(store: Store, tmp_path: Path) -> None:
-    ran = arena(store, "submit", str(hostile(tmp_path, {"attack": "files", "count": 20_001})))
-    line, log = refused(ran)
-    assert line == "the build's output holds more than 20000 files"
-    assert "ATTACK FILES 20001" in log
     nothing_left(store, ran.pid)
 
 
@@ -245,23 +248,24 @@ def test_a_slow_build_is_stopped_at_its_time(store: Store, tmp_path: Path) -> No
 
 
 @needs_cgroups
-def test_a_fork_bomb_is_refused_its_processes(store: Store, tmp_path: Path) -> None:
-    project = hostile(tmp_path, {"attack": "forkbomb"})
-    ran = arena(store, "submit", str(project), "--build-processes", "32")
-    line, log = refused(ran)
-    assert line == "the build was refused a process: at most 32"
-    assert "ATTACK FORKING" in log
+@pytest.mark.parametrize(
+    ("attack", "option", "line", "said"),
+    [
+        ({"attack": "forkbomb"}, "--build-processes=32",
+         "the build was refused a process: at most 32", "ATTACK FORKING"),
+        ({"attack": "hog", "mb": 4096}, "--build-memory-mb=300",
+         "the build went over its 300 MiB of memory", "Running command Preparing metadata"),
+    ],
+    ids=["fork-bomb", "memory-hog"],
+)  # fmt: skip
+def test_a_build_over_its_group_limits_is_stopped(
+    store: Store, tmp_path: Path, attack: dict[str, Any], option: str, line: str, said: str
+) -> None:
+    ran = arena(store, "submit", str(hostile(tmp_path, attack)), option)
+    refusal, log = refused(ran)
+    assert refusal == line and said in log
+    assert "ATTACK HELD" not in log  # the memory hog never held what it asked for
     assert ran.seconds < 60, ran.seconds
-    nothing_left(store, ran.pid)
-
-
-@needs_cgroups
-def test_a_build_that_holds_too_much_memory_is_stopped(store: Store, tmp_path: Path) -> None:
-    project = hostile(tmp_path, {"attack": "hog", "mb": 4096})
-    ran = arena(store, "submit", str(project), "--build-memory-mb", "300")
-    line, log = refused(ran)
-    assert line == "the build went over its 300 MiB of memory"
-    assert "ATTACK HELD" not in log
     nothing_left(store, ran.pid)
 
 
@@ -304,6 +308,16 @@ def test_bad_build_limits_are_one_line(store: Store, tmp_path: Path) -> None:
         assert done.exit_code == 2, done.output
         assert done.output.startswith("arena: error: ") and done.output.count("\n") == 1
         assert option in done.output
+    server = ["--server", "http://127.0.0.1:9", "--token", "t"]
+    done = CliRunner().invoke(cli, ["submit", str(project), *server, "--output-mb", "9"])
+    assert done.exit_code == 2 and "--output-mb is for a build here" in done.output
+    # the options' defaults are the limits' own
+    from arena.cli.options import BUILD_LIMITS
+    from arena.hosting.build import BuildLimits
+
+    assert {name: default for _, name, default, *_ in BUILD_LIMITS} == {
+        name: getattr(BuildLimits(), name) for _, name, *_ in BUILD_LIMITS
+    }
 
 
 def test_where_control_groups_or_uids_are_missing_the_build_says_what_holds(

@@ -490,20 +490,10 @@ FIELD = FieldSettings()
 def _process_tree_memory(root: int) -> int:
     """Bytes of memory (proportional set size, so shared pages count once) of ``root`` and
     every process below it."""
-    children: dict[int, list[int]] = {}
-    for name in os.listdir("/proc"):
-        if not name.isdigit():
-            continue
-        try:
-            with open(f"/proc/{name}/stat", "rb") as f:
-                ppid = int(f.read().rsplit(b")", 1)[1].split()[1])
-        except (OSError, ValueError, IndexError):
-            continue
-        children.setdefault(ppid, []).append(int(name))
-    total, todo = 0, [root]
-    while todo:
-        pid = todo.pop()
-        todo.extend(children.get(pid, ()))
+    from arena.hosting.cgroups import descendants
+
+    total = 0
+    for pid in [root, *descendants(root)]:
         try:
             with open(f"/proc/{pid}/smaps_rollup", "rb") as f:
                 for line in f:

@@ -8,7 +8,13 @@ from pathlib import Path
 
 import click
 
-from arena.cli.options import db_option, executor_options, json_option
+from arena.cli.options import (
+    build_limit_options,
+    build_limits,
+    db_option,
+    executor_options,
+    json_option,
+)
 from arena.errors import ArenaError, printable
 
 
@@ -36,34 +42,7 @@ from arena.errors import ArenaError, printable
     type=click.FloatRange(1.0, 3600.0),
     help="Seconds an upload's build may take in the sandbox.",
 )
-@click.option(
-    "--build-memory-mb",
-    default=1024,
-    show_default=True,
-    type=click.IntRange(64, 1 << 20),
-    help="Memory of all an upload's build processes together with its /tmp, MiB.",
-)
-@click.option(
-    "--build-processes",
-    default=256,
-    show_default=True,
-    type=click.IntRange(1, 1 << 16),
-    help="Processes and threads an upload's build may have at once.",
-)
-@click.option(
-    "--output-mb",
-    default=256,
-    show_default=True,
-    type=click.IntRange(1, 1 << 20),
-    help="MiB an upload's build output (its snapshot) may hold.",
-)
-@click.option(
-    "--output-files",
-    default=20_000,
-    show_default=True,
-    type=click.IntRange(1, 10_000_000),
-    help="Files and directories an upload's build output may hold.",
-)
+@build_limit_options
 @click.option(
     "--check-rounds",
     default=50,
@@ -115,10 +94,6 @@ def serve(
     upload_mb: int,
     per_hour: int,
     build_seconds: float,
-    build_memory_mb: int,
-    build_processes: int,
-    output_mb: int,
-    output_files: int,
     check_rounds: int,
     name: str,
     field: str,
@@ -161,16 +136,8 @@ def serve(
     choose_sandbox("bwrap")  # uploads are never built or played without the sandbox
     store = Store(db_url)
     store.create_schema()
-    limits = Limits(
-        upload_mb * 1024 * 1024,
-        build_seconds,
-        per_hour,
-        check_rounds,
-        build_memory_mb=build_memory_mb,
-        build_processes=build_processes,
-        output_mb=output_mb,
-        output_files=output_files,
-    )
+    build = build_limits(build_seconds)
+    limits = Limits(upload_mb * 1024 * 1024, per_hour, check_rounds, build)
     spool = submissions.root() / "uploads"
     ladder = LadderSettings(
         name, tuple(split_specs(field)), ladder_decks, variant, rated_decks, tuple(play)

@@ -12,7 +12,7 @@ from typing import Any
 
 import click
 
-from arena.cli.options import json_option
+from arena.cli.options import BUILD_LIMITS, build_limit_options, build_limits, json_option
 from arena.errors import ArenaError, printable
 
 
@@ -39,42 +39,7 @@ from arena.errors import ArenaError, printable
     show_default=True,
     help="Seconds the build may take (until its output is ready).",
 )
-@click.option(
-    "--build-memory-mb",
-    type=click.IntRange(min=64),
-    default=1024,
-    show_default=True,
-    help="Memory of all the build's processes together with its /tmp (its scratch space), MiB "
-    "(per process, as address space, where control groups cannot be used).",
-)
-@click.option(
-    "--build-processes",
-    type=click.IntRange(min=1),
-    default=256,
-    show_default=True,
-    help="Processes and threads the build may have at once.",
-)
-@click.option(
-    "--output-mb",
-    type=click.IntRange(min=1),
-    default=256,
-    show_default=True,
-    help="MiB the build's output (the snapshot kept) may hold.",
-)
-@click.option(
-    "--output-files",
-    type=click.IntRange(min=1),
-    default=20_000,
-    show_default=True,
-    help="Files and directories the build's output may hold.",
-)
-@click.option(
-    "--log-mb",
-    type=click.IntRange(min=1),
-    default=64,
-    show_default=True,
-    help="MiB the build may write to its log (its last MiB is kept) before it is stopped.",
-)
+@build_limit_options
 @click.option("--token", metavar="TOKEN", help="With --server: your participant token.")
 @click.option("--no-wait", is_flag=True, help="With --server: return once the upload is queued.")
 @json_option
@@ -83,11 +48,6 @@ def submit(
     network: bool,
     server: str | None,
     build_time: float,
-    build_memory_mb: int,
-    build_processes: int,
-    output_mb: int,
-    output_files: int,
-    log_mb: int,
     token: str | None,
     no_wait: bool,
     as_json: bool,
@@ -104,22 +64,23 @@ def submit(
     the latest unless told NAME@VERSION. Bubblewrap is required (docs/sandbox.md).
     """
     if server is not None:
+        ctx = click.get_current_context()
+        given = [
+            option
+            for option, name in (("--build-time", "build_time"),
+                                 *((o, n) for o, n, *_ in BUILD_LIMITS))
+            if ctx.get_parameter_source(name) != click.core.ParameterSource.DEFAULT
+        ]  # fmt: skip
+        if given:
+            raise click.UsageError(f"{given[0]} is for a build here: the server has its own limits")
         _submit_to_server(Path(path), server, token, no_wait, as_json)
         return
     if token is not None or no_wait:
         raise click.UsageError("--token and --no-wait go with --server")
-    from arena.hosting.build import BuildLimits
     from arena.hosting.build import submit as build_and_store
     from arena.hosting.submissions import Store, SubmissionError
 
-    limits = BuildLimits(
-        time=build_time,
-        memory_mb=build_memory_mb,
-        processes=build_processes,
-        output_mb=output_mb,
-        output_files=output_files,
-        log_mb=log_mb,
-    )
+    limits = build_limits(build_time)
     try:
         done = build_and_store(path, network=network, limits=limits)
     except SubmissionError as exc:

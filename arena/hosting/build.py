@@ -123,6 +123,10 @@ class BuildLimits:
         if self.log_kept_bytes < 1 or not self.cores > 0:
             raise S.SubmissionError("a build must keep some of its log and have some CPU")
 
+    def options(self) -> list[str]:
+        """These limits as options of ``python -m arena.hosting.build`` (:func:`main`)."""
+        return [f"--{name.replace('_', '-')}={getattr(self, name)}" for name in _OPTIONS]
+
     def line(self, limit: str) -> str:
         """The one line that says ``limit`` was reached (``time``, ``memory``, ``shortage``,
         ``processes``, ``log``, ``scratch``)."""
@@ -136,6 +140,9 @@ class BuildLimits:
             "scratch": f"the build went over its {self.memory_mb} MiB of scratch space",
         }[limit]
 
+
+#: The limits ``python -m arena.hosting.build`` takes as options.
+_OPTIONS = ("time", "memory_mb", "processes", "output_mb", "output_files", "log_mb")
 
 #: What runs inside the build sandbox (argv: kind, network, the package's file name, its size).
 _BUILDER = r"""
@@ -542,7 +549,7 @@ class _Build:
         """The first process of the build's sandbox (bubblewrap's init, pid 1 inside): its
         root is the sandbox's file system."""
         group = self.host.group
-        found = group.pids() if group is not None else _descendants(self.host.process.pid)
+        found = group.pids() if group is not None else cgroups.descendants(self.host.process.pid)
         return next((pid for pid in found if sandbox_pid(pid) == 1), None)
 
     def close(self) -> None:
@@ -567,26 +574,6 @@ def _parse_result(line: bytes) -> dict[str, Any]:
     if not isinstance(data, dict) or not all(isinstance(v, str) for v in data.values()):
         return {}
     return data
-
-
-def _descendants(pid: int) -> list[int]:
-    """Process ``pid``'s descendants now (from every process's parent in ``/proc``)."""
-    children: dict[int, list[int]] = {}
-    for name in os.listdir("/proc"):
-        if not name.isdigit():
-            continue
-        try:
-            with open(f"/proc/{name}/stat", "rb") as f:
-                parent = int(f.read().rpartition(b")")[2].split()[1])
-        except (OSError, ValueError, IndexError):
-            continue
-        children.setdefault(parent, []).append(int(name))
-    found, todo = [], [pid]
-    while todo:
-        for child in children.get(todo.pop(), []):
-            found.append(child)
-            todo.append(child)
-    return found
 
 
 def _failure(path: Path, log: str, code: int | None, limits: BuildLimits, hint: str) -> str:
@@ -851,10 +838,11 @@ def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(prog="python -m arena.hosting.build")
     parser.add_argument("path")
     defaults = BuildLimits()
-    for name in ("time", "memory_mb", "processes", "output_mb", "output_files", "log_mb"):
-        kind = float if name == "time" else int
+    for name in _OPTIONS:
         parser.add_argument(
-            "--" + name.replace("_", "-"), type=kind, default=getattr(defaults, name)
+            "--" + name.replace("_", "-"),
+            type=float if name == "time" else int,
+            default=getattr(defaults, name),
         )
     parser.add_argument("--network", action="store_true")
     parser.add_argument("--missing-hint", default=MISSING_HINT)
@@ -862,10 +850,7 @@ def main(argv: list[str] | None = None) -> None:
     # stopped (the server stops, or its time is up): end the build and leave nothing behind
     signal.signal(signal.SIGTERM, signal.default_int_handler)
     try:
-        limits = BuildLimits(
-            time=args.time, memory_mb=args.memory_mb, processes=args.processes,
-            output_mb=args.output_mb, output_files=args.output_files, log_mb=args.log_mb,
-        )  # fmt: skip
+        limits = BuildLimits(**{name: getattr(args, name) for name in _OPTIONS})
         answer: dict[str, Any] = {
             "built": build(args.path, S.Store(), limits, args.network, args.missing_hint).to_json()
         }

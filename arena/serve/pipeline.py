@@ -19,11 +19,12 @@ import json
 import shutil
 import sys
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from arena.errors import ArenaError
+from arena.hosting.build import BuildLimits
 
 if TYPE_CHECKING:
     from arena.hosting.build import Built
@@ -34,27 +35,14 @@ from leaderboard.store import Store
 
 @dataclass(frozen=True)
 class Limits:
-    """What one upload may take: bytes, seconds of build, uploads per participant per hour,
-    the rounds ``arena check`` plays per variant and player count, and the rest of its build's
-    limits (:class:`arena.hosting.build.BuildLimits`: memory, processes, output, log)."""
+    """What one upload may take: bytes, uploads per participant per hour, the rounds
+    ``arena check`` plays per variant and player count, and its build's limits (time, memory,
+    processes, output, log: :class:`~arena.hosting.build.BuildLimits`)."""
 
     upload_bytes: int = 20 * 1024 * 1024
-    build_seconds: float = 300.0
     per_hour: int = 10
     check_rounds: int = 50
-    build_memory_mb: int = 1024
-    build_processes: int = 256
-    output_mb: int = 256
-    output_files: int = 20_000
-    build_log_mb: int = 64
-
-    def build_options(self) -> list[str]:
-        """The options of ``python -m arena.hosting.build`` for these limits."""
-        return [
-            "--time", str(self.build_seconds), "--memory-mb", str(self.build_memory_mb),
-            "--processes", str(self.build_processes), "--output-mb", str(self.output_mb),
-            "--output-files", str(self.output_files), "--log-mb", str(self.build_log_mb),
-        ]  # fmt: skip
+    build: BuildLimits = field(default_factory=BuildLimits)
 
 
 #: Seconds a build process may take besides its build's own limit (starting, listing its
@@ -154,14 +142,14 @@ class Pipeline(Background):
             "-m",
             "arena.hosting.build",
             str(path),
-            *self.limits.build_options(),
+            *self.limits.build.options(),
         ]
         code, out, err = self.run(
             [*argv, "--missing-hint", MISSING_HINT],
-            timeout=self.limits.build_seconds + BUILD_MARGIN,
+            timeout=self.limits.build.time + BUILD_MARGIN,
         )
         if code == 124:
-            raise SubmissionError(f"the build took longer than {self.limits.build_seconds:g} s")
+            raise SubmissionError(self.limits.build.line("time"))
         try:
             answer = json.loads(out.strip().splitlines()[-1]) if out.strip() else {}
         except ValueError:
