@@ -110,14 +110,6 @@ def content_hash(directory: Path) -> str:
     return digest.hexdigest()
 
 
-def make_read_only(directory: Path) -> None:
-    """Take every write permission from ``directory`` and what it holds."""
-    for path in sorted(directory.rglob("*"), reverse=True):
-        if not path.is_symlink():
-            path.chmod(stat.S_IMODE(path.lstat().st_mode) & ~0o222)
-    directory.chmod(stat.S_IMODE(directory.stat().st_mode) & ~0o222)
-
-
 def make_writable(directory: Path) -> None:
     """Give the owner write permission again (to remove a snapshot or a staging directory)."""
     if not directory.exists():
