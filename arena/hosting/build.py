@@ -321,8 +321,8 @@ def enforcement(box: Sandbox, limits: BuildLimits) -> tuple[str, bool]:
         frozen = "frozen" if box.hierarchy.freezes else "not frozen (no freezer)"
     else:
         held = (
-            f"{limits.memory_mb} MiB of address space and a {limits.memory_mb} MiB /tmp per "
-            f"process, {limits.processes} processes by RLIMIT_NPROC (not for root), CPU not "
+            f"{limits.memory_mb} MiB of address space per process and a {limits.memory_mb} "
+            f"MiB /tmp, {limits.processes} processes by RLIMIT_NPROC (not for root), CPU not "
             f"limited (no control groups: {box.cgroup_reason})"
         )
         frozen = "not frozen (no control group)"
