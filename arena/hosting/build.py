@@ -528,13 +528,19 @@ class _Build:
         """Copy the sandbox's ``/tmp/out`` into ``target`` (:mod:`arena.hosting.copyout`), with
         the build frozen where its group can be."""
         self.host.freeze()
+        ended = S.SubmissionError("the build ended before its output could be read")
         init = self._sandbox_init()
         if init is None:
-            raise S.SubmissionError("the build ended before its output could be read")
+            raise ended
         try:
             source = copyout.open_below(f"/proc/{init}/root", "tmp", "out")
         except FileNotFoundError:
-            raise S.SubmissionError("the build ended before its output could be read") from None
+            raise ended from None
+        except copyout.CopyError as exc:  # a link or a file made in its place
+            raise S.SubmissionError(f"the build's output {exc}") from None
+        if self._sandbox_init() != init:  # it ended, and its pid went to another process
+            os.close(source)
+            raise ended
         try:
             copyout.copy_tree(
                 source,
