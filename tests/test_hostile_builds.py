@@ -290,6 +290,44 @@ def test_a_refused_build_leaves_no_group_and_no_uid_in_the_arena_process(
     assert not any((store.base / "staging").iterdir())
 
 
+def test_a_killed_submit_leaves_nothing_once_the_next_one_runs(
+    store: Store, tmp_path: Path
+) -> None:
+    """``arena submit`` killed outright (SIGKILL) in the middle of a build that would sleep for
+    ten minutes: the build ends with it (the builder sees its standard input end), and the next
+    ``arena submit`` removes its staging directory and its control groups."""
+    env = {**os.environ, "ARENA_SUBMISSIONS": str(store.base)}
+    project = hostile(tmp_path, {"attack": "slow", "seconds": 600})
+    child = subprocess.Popen([*ARENA, "submit", str(project)], env=env,
+                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)  # fmt: skip
+    staging = store.base / "staging"
+    deadline = time.monotonic() + 60
+    groups: list[Path] = []
+    while time.monotonic() < deadline and not (groups and any(staging.iterdir())):
+        time.sleep(0.2)
+        if isinstance(_hierarchy, cgroups.Hierarchy):
+            owner = _hierarchy.parents["pids"] / f"arena-{child.pid}"
+            groups = [g for g in owner.iterdir() if g.is_dir()] if owner.is_dir() else []
+        else:
+            groups = [staging]
+    assert any(staging.iterdir())
+    time.sleep(3)  # well into its setup.py's sleep
+    child.kill()
+    child.wait()
+    if isinstance(_hierarchy, cgroups.Hierarchy):
+        members = [g / "cgroup.procs" for g in groups]
+        ended = time.monotonic() + 10
+        while time.monotonic() < ended and any(m.read_text().split() for m in members):
+            time.sleep(0.1)
+        assert not any(m.read_text().split() for m in members), "the build outlived the arena"
+    ran = arena(store, "submit", str(hostile(tmp_path / "next", {})))
+    assert ran.code == 0, ran.err
+    assert not any(staging.iterdir())
+    if isinstance(_hierarchy, cgroups.Hierarchy):
+        for parent in _hierarchy.parents.values():
+            assert not (parent / f"arena-{child.pid}").exists()
+
+
 def test_bad_build_limits_are_one_line(store: Store, tmp_path: Path) -> None:
     from click.testing import CliRunner
 

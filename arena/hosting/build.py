@@ -146,7 +146,7 @@ _OPTIONS = ("time", "memory_mb", "processes", "output_mb", "output_files", "log_
 
 #: What runs inside the build sandbox (argv: kind, network, the package's file name, its size).
 _BUILDER = r"""
-import glob, json, os, pathlib, shutil, subprocess, sys
+import glob, json, os, pathlib, shutil, subprocess, sys, threading
 kind, network, name, size = sys.argv[1], sys.argv[2] == "1", sys.argv[3], int(sys.argv[4])
 py = [sys.executable, "-m", "pip", "--no-input", "--no-color", "--disable-pip-version-check"]
 offline = [] if network else ["--no-index"]
@@ -171,6 +171,12 @@ else:  # its bytes come on standard input
                 fail("the package ended early")
             out.write(chunk)
             left -= len(chunk)
+def arena_gone():  # the arena holds standard input open until it is done with the build
+    sys.stdin.buffer.read()
+    os._exit(70)  # it died: so does the build (its init ends with this process, and with it
+                  # every process of the sandbox)
+arena = threading.Thread(target=arena_gone, daemon=True)
+arena.start()
 if kind == "wheel":
     wheel = source
 else:
@@ -208,7 +214,7 @@ if missing:
 result = {"main": os.path.basename(info[0]), "name": dist.metadata["Name"] or ""}
 sys.stdout.write(json.dumps(result) + "\n")
 sys.stdout.flush()
-sys.stdin.buffer.read()  # until the arena has copied /tmp/out (it then ends the build)
+arena.join()  # until the arena has copied /tmp/out (it then ends the build)
 """
 
 
