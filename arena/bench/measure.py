@@ -270,43 +270,23 @@ def submitted_host_start_seconds(seconds: float) -> float:
         return _host_starts("bench-submitted", ref, box, seconds)
 
 
-#: The ``pyproject.toml`` of the source package :func:`submit_seconds` submits.
-_BENCH_PYPROJECT = """
-[build-system]
-requires = ["setuptools>=61"]
-build-backend = "setuptools.build_meta"
-
-[project]
-name = "arena-bench-submitted"
-version = "1.0"
-
-[project.entry-points."arena.bots"]
-bench = "arena_bench_submitted.plugin"
-
-[tool.setuptools]
-packages = ["arena_bench_submitted"]
-"""
-
-
 def submit_seconds(seconds: float) -> float:
     """Median seconds of the whole ``arena submit`` command (a process of its own, into a
-    temporary store) of a small pure-Python source package (a project directory with a
-    ``pyproject.toml``: built into a wheel with setuptools, installed and copied out of the
-    sandbox, its plugin listed): at least 3 submits, then more (up to 10) for ``seconds``.
-    Needs bubblewrap."""
+    temporary store) of a small pure-Python source package: the project ``arena new-bot
+    benchsub`` writes (:func:`~arena.kit.scaffold.write_bot_package`), built into a wheel with
+    setuptools in the sandbox, installed, copied out of it, its plugin listed, its version
+    stored: at least 3 submits, then more (up to 10) for ``seconds``. Needs bubblewrap."""
     import statistics
     import subprocess
     import sys
     import tempfile
     from pathlib import Path
 
+    from arena.kit.scaffold import Layout, write_bot_package
+
     times: list[float] = []
     with tempfile.TemporaryDirectory(prefix="arena-bench-") as scratch, _submissions(scratch):
-        project = Path(scratch) / "project"
-        for name, text in {**_BENCH_FILES, "pyproject.toml": _BENCH_PYPROJECT}.items():
-            if ".dist-info/" not in name:
-                (project / name).parent.mkdir(parents=True, exist_ok=True)
-                (project / name).write_text(text)
+        project = write_bot_package(Layout.of(("benchsub",)), Path(scratch) / "project")
         command = [sys.executable, "-c", "from arena.cli.main import main; main()", "submit"]
         deadline = time.perf_counter() + seconds
         while len(times) < 3 or (time.perf_counter() < deadline and len(times) < 10):
