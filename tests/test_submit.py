@@ -448,14 +448,14 @@ def _project(directory: Path, name: str, setup_body: str = "", requires: str = "
 
 
 def test_a_build_has_a_time_limit_and_names_what_it_lacks(store: Store, tmp_path: Path) -> None:
-    from arena.hosting.build import submit
+    from arena.hosting.build import BuildLimits, submit
     from arena.hosting.submissions import SubmissionError
     from arena.serve.pipeline import MISSING_HINT as SERVER_HINT
 
     slow = _project(tmp_path / "slow", "sub-slow", "import time\ntime.sleep(60)")
     begun = time.perf_counter()
     with pytest.raises(SubmissionError, match="longer than 3 s"):
-        submit(slow, store, timeout=3)
+        submit(slow, store, limits=BuildLimits(time=3))
     assert time.perf_counter() - begun < 20
     needy = _project(tmp_path / "needy", "sub-needy", requires="arena-no-such-dependency>=1")
     error = one_line_error(invoke("submit", str(needy)))

@@ -270,6 +270,32 @@ def submitted_host_start_seconds(seconds: float) -> float:
         return _host_starts("bench-submitted", ref, box, seconds)
 
 
+def submit_seconds(seconds: float) -> float:
+    """Median seconds of the whole ``arena submit`` command (a process of its own, into a
+    temporary store) of a small pure-Python source package: the project ``arena new-bot
+    benchsub`` writes (:func:`~arena.kit.scaffold.write_bot_package`), built into a wheel with
+    setuptools in the sandbox, installed, copied out of it, its plugin listed, its version
+    stored: at least 3 submits, then more (up to 10) for ``seconds``. Needs bubblewrap."""
+    import statistics
+    import subprocess
+    import sys
+    import tempfile
+    from pathlib import Path
+
+    from arena.kit.scaffold import Layout, write_bot_package
+
+    times: list[float] = []
+    with tempfile.TemporaryDirectory(prefix="arena-bench-") as scratch, _submissions(scratch):
+        project = write_bot_package(Layout.of(("benchsub",)), Path(scratch) / "project")
+        command = [sys.executable, "-c", "from arena.cli.main import main; main()", "submit"]
+        deadline = time.perf_counter() + seconds
+        while len(times) < 3 or (time.perf_counter() < deadline and len(times) < 10):
+            begun = time.perf_counter()
+            subprocess.run([*command, str(project)], check=True, capture_output=True)
+            times.append(time.perf_counter() - begun)
+    return statistics.median(times)
+
+
 def _simulate_rounds_per_s(bots: list[str], seconds: float) -> float:
     """Rounds per second of ``arena simulate`` (2-player classic) between ``bots``."""
     from bots.simulate import simulate
@@ -490,20 +516,10 @@ FIELD = FieldSettings()
 def _process_tree_memory(root: int) -> int:
     """Bytes of memory (proportional set size, so shared pages count once) of ``root`` and
     every process below it."""
-    children: dict[int, list[int]] = {}
-    for name in os.listdir("/proc"):
-        if not name.isdigit():
-            continue
-        try:
-            with open(f"/proc/{name}/stat", "rb") as f:
-                ppid = int(f.read().rsplit(b")", 1)[1].split()[1])
-        except (OSError, ValueError, IndexError):
-            continue
-        children.setdefault(ppid, []).append(int(name))
-    total, todo = 0, [root]
-    while todo:
-        pid = todo.pop()
-        todo.extend(children.get(pid, ()))
+    from arena.hosting.cgroups import descendants
+
+    total = 0
+    for pid in [root, *descendants(root)]:
         try:
             with open(f"/proc/{pid}/smaps_rollup", "rb") as f:
                 for line in f:
@@ -839,6 +855,7 @@ BENCHMARKS: dict[str, Benchmark] = {
         Benchmark("host_start_seconds", host_start_seconds, "s", None),
         Benchmark("installed_host_start_seconds", installed_host_start_seconds, "s", None),
         Benchmark("submitted_host_start_seconds", submitted_host_start_seconds, "s", None),
+        Benchmark("submit_seconds", submit_seconds, "s", None),
         Benchmark(
             "simulate_random_random_rounds_per_s",
             simulate_random_random_rounds_per_s,

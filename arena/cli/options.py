@@ -117,6 +117,52 @@ def _keep(ctx: click.Context, param: click.Parameter, value: Any) -> Any:
     return value
 
 
+#: The limits of a sandboxed build besides its time, as options: (option, the field of
+#: :class:`arena.hosting.build.BuildLimits`, its default, the least, help). The defaults are
+#: ``BuildLimits``' (a test holds them equal; the module is not imported here, so that every
+#: command starts fast).
+BUILD_LIMITS = (
+    ("--build-memory-mb", "memory_mb", 1024, 64, "Memory of all the build's processes together "
+     "with its /tmp (its scratch space), MiB (per process, as address space, where control "
+     "groups cannot be used)."),
+    ("--build-processes", "processes", 256, 1, "Processes and threads the build may have at "
+     "once."),
+    ("--output-mb", "output_mb", 256, 1, "MiB the build's output (the snapshot kept) may hold."),
+    ("--output-files", "output_files", 20_000, 1, "Files and directories the build's output "
+     "may hold."),
+    ("--log-mb", "log_mb", 64, 1, "MiB the build may write to its log (its last MiB is kept) "
+     "before it is stopped."),
+)  # fmt: skip
+
+
+def build_limit_options(f: F) -> F:
+    """:data:`BUILD_LIMITS` as options (``arena submit``, ``arena serve``); :func:`build_limits`
+    reads them."""
+    for option, name, default, least, text in reversed(BUILD_LIMITS):
+        f = click.option(
+            option,
+            name,
+            type=click.IntRange(min=least),
+            default=default,
+            show_default=True,
+            expose_value=False,
+            callback=_keep,
+            help=text,
+        )(f)
+    return f
+
+
+def build_limits(seconds: float) -> Any:
+    """The :class:`~arena.hosting.build.BuildLimits` of ``seconds`` and the command's
+    :func:`build_limit_options`."""
+    from arena.hosting.build import BuildLimits
+
+    meta = click.get_current_context().meta
+    return BuildLimits(
+        time=seconds, **{name: meta[f"arena.{name}"] for _, name, *_ in BUILD_LIMITS}
+    )
+
+
 def restart_time_option(f: F) -> F:
     """``--restart-time``: how long a tournament's games wait for a bot's restart after its
     fault (:mod:`arena.tournament.start_budget`; ``None``: its default)."""

@@ -8,7 +8,13 @@ from pathlib import Path
 
 import click
 
-from arena.cli.options import db_option, executor_options, json_option
+from arena.cli.options import (
+    build_limit_options,
+    build_limits,
+    db_option,
+    executor_options,
+    json_option,
+)
 from arena.errors import ArenaError, printable
 
 
@@ -36,6 +42,7 @@ from arena.errors import ArenaError, printable
     type=click.FloatRange(1.0, 3600.0),
     help="Seconds an upload's build may take in the sandbox.",
 )
+@build_limit_options
 @click.option(
     "--check-rounds",
     default=50,
@@ -129,7 +136,8 @@ def serve(
     choose_sandbox("bwrap")  # uploads are never built or played without the sandbox
     store = Store(db_url)
     store.create_schema()
-    limits = Limits(upload_mb * 1024 * 1024, build_seconds, per_hour, check_rounds)
+    build = build_limits(build_seconds)
+    limits = Limits(upload_mb * 1024 * 1024, per_hour, check_rounds, build)
     spool = submissions.root() / "uploads"
     ladder = LadderSettings(
         name, tuple(split_specs(field)), ladder_decks, variant, rated_decks, tuple(play)

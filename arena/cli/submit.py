@@ -12,7 +12,7 @@ from typing import Any
 
 import click
 
-from arena.cli.options import json_option
+from arena.cli.options import BUILD_LIMITS, build_limit_options, build_limits, json_option
 from arena.errors import ArenaError, printable
 
 
@@ -32,6 +32,14 @@ from arena.errors import ArenaError, printable
     "directory is packed as a source package first, without running any of it): the server "
     "builds, checks and places it in the ladder; the statuses are shown as they change.",
 )
+@click.option(
+    "--build-time",
+    type=click.FloatRange(min=1.0, max=86_400.0),
+    default=300.0,
+    show_default=True,
+    help="Seconds the build may take (until its output is ready).",
+)
+@build_limit_options
 @click.option("--token", metavar="TOKEN", help="With --server: your participant token.")
 @click.option("--no-wait", is_flag=True, help="With --server: return once the upload is queued.")
 @json_option
@@ -39,6 +47,7 @@ def submit(
     path: str,
     network: bool,
     server: str | None,
+    build_time: float,
     token: str | None,
     no_wait: bool,
     as_json: bool,
@@ -46,14 +55,24 @@ def submit(
     """Make the bot package PATH (a wheel, a source package or a project directory) playable
     here, without running any of its code outside the sandbox.
 
-    It is built and installed inside the bubblewrap sandbox (no privilege, no view of the
-    arena's files, the database or other bots, a time and size limit) into a read-only
-    snapshot of its own in the submissions store ($ARENA_SUBMISSIONS, default
-    ~/.local/share/loveletter-arena/submissions), never into the arena's environment. Each
-    submit of a distribution is its next version; tournaments play the latest unless told
-    NAME@VERSION. Bubblewrap is required (docs/sandbox.md).
+    It is built and installed inside the bubblewrap sandbox (no privilege, a uid of its own
+    where the arena is root, no view of the arena's files, the database or other bots, limits
+    on its time, memory, processes, CPU, output and log), and its output is copied out (regular
+    files and directories only) into a read-only snapshot of its own in the submissions store
+    ($ARENA_SUBMISSIONS, default ~/.local/share/loveletter-arena/submissions), never into the
+    arena's environment. Each submit of a distribution is its next version; tournaments play
+    the latest unless told NAME@VERSION. Bubblewrap is required (docs/sandbox.md).
     """
     if server is not None:
+        ctx = click.get_current_context()
+        given = [
+            option
+            for option, name in (("--build-time", "build_time"),
+                                 *((o, n) for o, n, *_ in BUILD_LIMITS))
+            if ctx.get_parameter_source(name) != click.core.ParameterSource.DEFAULT
+        ]  # fmt: skip
+        if given:
+            raise click.UsageError(f"{given[0]} is for a build here: the server has its own limits")
         _submit_to_server(Path(path), server, token, no_wait, as_json)
         return
     if token is not None or no_wait:
@@ -61,16 +80,20 @@ def submit(
     from arena.hosting.build import submit as build_and_store
     from arena.hosting.submissions import Store, SubmissionError
 
+    limits = build_limits(build_time)
     try:
-        done = build_and_store(path, network=network)
+        done = build_and_store(path, network=network, limits=limits)
     except SubmissionError as exc:
         if not exc.log:
             raise
         kept = _keep_failed_log(Store(), Path(path), exc.log)
         raise SubmissionError(f"{exc} (build log: {kept})") from None
     record = done.record
+    if done.degraded:
+        click.echo(printable(f"arena: note: {done.enforcement}"), err=True)
     if as_json:
-        click.echo(json.dumps({**record.to_json(), "seconds": round(done.seconds, 3)}, indent=2))
+        answer = {**record.to_json(), "seconds": round(done.seconds, 3), "build": done.enforcement}
+        click.echo(json.dumps(answer, indent=2))
         return
     click.echo(
         printable(

@@ -11,8 +11,10 @@ arena.hosting.host``), :mod:`~arena.hosting.hosted` (the referee's side of a hos
 (bubblewrap, the system-call filter and kernel limits), :mod:`~arena.hosting.kernels` (the trusted
 compile step of the arena's own bots), :mod:`~arena.hosting.starts` (bots that could not start),
 :mod:`~arena.hosting.human` (a person's seat in the terminal), :mod:`~arena.hosting.submissions`
-(the store of submitted bots' read-only snapshots and their versions) and
-:mod:`~arena.hosting.build` (``arena submit``: a submission built inside the sandbox).
+(the store of submitted bots' read-only snapshots and their versions),
+:mod:`~arena.hosting.build` (``arena submit``: a submission built inside the sandbox) and
+:mod:`~arena.hosting.copyout` (what crosses back from a build: its output, copied by bounded
+code).
 
 May import: arena, arena.errors, arena.seeds, arena.engine, arena.game, arena.bot, arena.botspec,
 arena.hookspecs, arena.referee, solver, bots.

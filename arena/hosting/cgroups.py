@@ -486,6 +486,27 @@ def _empty_and_remove(group: Path) -> None:
         group.rmdir()
 
 
+def descendants(root: int) -> list[int]:
+    """The processes below ``root`` now (children, their children, ...), from every process's
+    parent in ``/proc``: where there is no group to ask (:meth:`BotGroup.pids`)."""
+    children: dict[int, list[int]] = {}
+    for name in os.listdir("/proc"):
+        if not name.isdigit():
+            continue
+        try:
+            with open(f"/proc/{name}/stat", "rb") as f:
+                parent = int(f.read().rpartition(b")")[2].split()[1])
+        except (OSError, ValueError, IndexError):
+            continue
+        children.setdefault(parent, []).append(int(name))
+    found, todo = [], [root]
+    while todo:
+        for child in children.get(todo.pop(), []):
+            found.append(child)
+            todo.append(child)
+    return found
+
+
 def _kill_until_empty(members: Callable[[], list[int]], thaw: Callable[[], None]) -> None:
     """Kill the processes ``members()`` lists until it lists none (half a second at most);
     ``thaw`` lets frozen ones run, so that they can die."""

@@ -30,7 +30,7 @@ from arena.hosting.names import (
     one_line,
     settle,
 )
-from arena.hosting.submissions import REF_PREFIX, parse_ref, snapshot_distribution
+from arena.hosting.submissions import REF_PREFIX, main_dist_info, parse_ref
 
 GROUP = "arena.bots"
 
@@ -218,12 +218,15 @@ def find_entry_point(ref: str) -> md.EntryPoint:
 
 def submission_entry_point(ref: str, snapshot: str) -> md.EntryPoint:
     """The entry point a submission's reference (``@SHA256:ENTRY_POINT``) names, read from the
-    metadata of its snapshot ``snapshot`` (which the host has appended to ``sys.path``)."""
+    metadata of its snapshot ``snapshot`` (which the host has appended to ``sys.path``): its own
+    ``*.dist-info``, the one the arena noted (:func:`~arena.hosting.submissions.main_dist_info`).
+    This runs in the submission's sandboxed host; the arena itself read the same file with a
+    strict reader of its own when it was submitted."""
     parsed = parse_ref(ref)
     assert parsed is not None
     from pathlib import Path
 
-    dist = snapshot_distribution(Path(snapshot))
+    dist = md.PathDistribution(Path(snapshot) / main_dist_info(Path(snapshot)))
     for ep in dist.entry_points:
         if ep.group == GROUP and ep.name == parsed[1]:
             return ep

@@ -15,9 +15,11 @@ the checkout or anything a host is shown) holding:
   ``lock``) so two submits never take the same number;
 - ``logs/<distribution>-<n>.log``: the build's output.
 
-Nothing here imports, or puts on any path, a submission's code: entry points are read from the
-snapshot's ``*.dist-info/entry_points.txt`` (:func:`snapshot_distribution`), top-level names
-from its ``RECORD``.
+Nothing here imports, or puts on any path, a submission's code, and nothing parses its metadata
+but small strict readers of what the arena needs: the distribution and version from its
+``*.dist-info`` directory's name (:func:`dist_info`), its ``arena.bots`` entry points from that
+directory's ``entry_points.txt`` (:func:`read_entry_points`), its top-level names from the
+snapshot's own entries (:func:`top_level_names`).
 """
 
 from __future__ import annotations
@@ -25,7 +27,6 @@ from __future__ import annotations
 import contextlib
 import fcntl
 import hashlib
-import importlib.metadata as md
 import json
 import os
 import re
@@ -36,7 +37,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from arena.errors import ArenaError
+from arena.errors import ArenaError, printable
 from arena.hosting.names import canonical
 
 #: The prefix of a plugin reference that names a submission: ``@<sha256>:<entry point>``. A
@@ -109,14 +110,6 @@ def content_hash(directory: Path) -> str:
     return digest.hexdigest()
 
 
-def make_read_only(directory: Path) -> None:
-    """Take every write permission from ``directory`` and what it holds."""
-    for path in sorted(directory.rglob("*"), reverse=True):
-        if not path.is_symlink():
-            path.chmod(stat.S_IMODE(path.lstat().st_mode) & ~0o222)
-    directory.chmod(stat.S_IMODE(directory.stat().st_mode) & ~0o222)
-
-
 def make_writable(directory: Path) -> None:
     """Give the owner write permission again (to remove a snapshot or a staging directory)."""
     if not directory.exists():
@@ -127,41 +120,103 @@ def make_writable(directory: Path) -> None:
             path.chmod(stat.S_IMODE(path.lstat().st_mode) | 0o600 | (0o100 if path.is_dir() else 0))
 
 
-def snapshot_distribution(directory: Path) -> md.Distribution:
-    """The submission's distribution in ``directory`` (read from its ``*.dist-info``, nothing
-    imported): the one :data:`MAIN_FILE` names (its dependencies may be installed beside it),
-    else the only one; :class:`SubmissionError` if there is none or it is ambiguous."""
+#: A ``*.dist-info`` directory's name: the distribution's name (escaped as a wheel escapes it:
+#: letters, digits, ``.`` and ``_``) and its version.
+DIST_INFO = re.compile(
+    r"(?P<name>[A-Za-z0-9](?:[A-Za-z0-9._]{0,98}[A-Za-z0-9])?)"
+    r"-(?P<version>[A-Za-z0-9](?:[A-Za-z0-9.!+_]{0,62}[A-Za-z0-9])?)\.dist-info"
+)
+#: A distribution's name as its metadata gives it (``Name:``).
+DISTRIBUTION_NAME = re.compile(r"[A-Za-z0-9](?:[A-Za-z0-9._-]{0,98}[A-Za-z0-9])?")
+#: The most bytes of an ``entry_points.txt`` the arena reads.
+ENTRY_POINTS_BYTES = 64 << 10
+_IDENTIFIERS = r"[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*"
+_ENTRY_POINT = re.compile(
+    rf"(?P<name>[A-Za-z0-9_](?:[A-Za-z0-9_.+-]{{0,98}}[A-Za-z0-9_])?)\s*=\s*"
+    rf"(?P<value>{_IDENTIFIERS}(?::{_IDENTIFIERS})?)"
+)
+
+
+def dist_info(name: str) -> tuple[str, str] | None:
+    """``(distribution, version)`` named by the ``*.dist-info`` directory ``name``, else
+    ``None``."""
+    found = DIST_INFO.fullmatch(name)
+    return (found["name"], found["version"]) if found else None
+
+
+def read_entry_points(path: Path, group: str) -> dict[str, str]:
+    """The entry points of ``group`` (name -> ``module[:object]``) in the ``entry_points.txt``
+    at ``path``, read by a small strict parser (never a link, at most
+    :data:`ENTRY_POINTS_BYTES`, UTF-8): in that group's section, every line that is not blank or
+    a comment must be ``NAME = MODULE[:OBJECT]``, each name once; other sections are skipped.
+    :class:`SubmissionError` (one line) for anything else. Nothing is imported."""
     try:
-        main = (directory / MAIN_FILE).read_text().strip()
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
+    except FileNotFoundError:
+        return {}
+    except OSError as exc:
+        raise SubmissionError(f"cannot read its entry_points.txt: {exc.strerror}") from None
+    with os.fdopen(fd, "rb") as handle:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise SubmissionError("its entry_points.txt is not a file")
+        data = handle.read(ENTRY_POINTS_BYTES + 1)
+    if len(data) > ENTRY_POINTS_BYTES:
+        raise SubmissionError(f"its entry_points.txt is larger than {ENTRY_POINTS_BYTES} bytes")
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError:
+        raise SubmissionError("its entry_points.txt is not UTF-8") from None
+    found: dict[str, str] = {}
+    section = None
+    for number, line in enumerate(text.splitlines(), 1):
+        stripped = line.strip()
+        if not stripped or stripped[0] in "#;":
+            continue
+        if stripped.startswith("[") and stripped.endswith("]"):
+            section = stripped[1:-1].strip()
+            continue
+        if section != group:
+            continue
+        entry = _ENTRY_POINT.fullmatch(stripped)
+        if entry is None or line[0].isspace():
+            raise SubmissionError(
+                f"line {number} of its entry_points.txt ({printable(stripped, 80)}) is not "
+                "NAME = MODULE[:OBJECT]"
+            )
+        if entry["name"] in found:
+            raise SubmissionError(f"its entry_points.txt names {entry['name']!r} twice")
+        found[entry["name"]] = entry["value"]
+    return found
+
+
+def main_dist_info(directory: Path) -> str:
+    """The name of the submission's own ``*.dist-info`` in the snapshot ``directory`` (its
+    dependencies' may be beside it): the one :data:`MAIN_FILE` names; :class:`SubmissionError`
+    if it names none."""
+    try:
+        main = (directory / MAIN_FILE).read_text(encoding="ascii", errors="replace").strip()
     except OSError:
         main = ""
-    if main.endswith(".dist-info") and "/" not in main and (directory / main).is_dir():
-        return md.PathDistribution(directory / main)
-    infos = sorted(directory.glob("*.dist-info"))
-    if len(infos) != 1:
-        found = ", ".join(p.name for p in infos) or "none"
-        raise SubmissionError(f"expected one *.dist-info in the build, found {found}")
-    return md.PathDistribution(infos[0])
+    if dist_info(main) is None or not (directory / main).is_dir():
+        raise SubmissionError(f"the snapshot {directory.name} does not say which package it holds")
+    return main
 
 
-def top_level_names(dist: md.Distribution) -> set[str]:
-    """The top-level modules and packages ``dist`` installs, from its ``RECORD`` (its metadata
-    directories, scripts and anything outside its directory left out)."""
+def top_level_names(directory: Path) -> set[str]:
+    """The top-level modules and packages the snapshot ``directory`` holds, from its entries
+    (metadata directories, scripts, hidden entries and ``__pycache__`` left out): a directory
+    by its name, a module by the part of its name before the first dot."""
     names: set[str] = set()
-    for entry in dist.files or []:
-        parts = entry.parts
-        if (
-            not parts
-            or parts[0] in ("..", "bin", "__pycache__")
-            or parts[0].endswith((".dist-info", ".data", ".egg-info"))
-        ):
-            continue
-        first = parts[0]
-        if len(parts) == 1:
-            if not first.endswith((".py", ".so", ".pyd", ".pth")):
+    with os.scandir(directory) as entries:
+        for entry in entries:
+            name = entry.name
+            if name.startswith(".") or name in ("bin", "__pycache__"):
                 continue
-            first = first.split(".", 1)[0]
-        names.add(first)
+            if entry.is_dir(follow_symlinks=False):
+                if not name.endswith((".dist-info", ".data", ".egg-info")):
+                    names.add(name)
+            elif name.endswith((".py", ".so", ".pyd", ".pth")):
+                names.add(name.split(".", 1)[0])
     return names
 
 

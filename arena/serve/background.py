@@ -9,6 +9,8 @@ import subprocess
 import sys
 import threading
 
+from arena.hosting import cgroups
+
 #: The command line of ``arena`` in a process of its own.
 ARENA = [sys.executable, "-c", "from arena.cli.main import main; main()"]
 #: Seconds a child ``arena`` process has to stop after Ctrl-C (SIGINT) before it is killed.
@@ -63,17 +65,27 @@ class Background:
             self._thread.join(timeout=5)
 
     def run_arena(self, *args: str, timeout: float | None = None) -> tuple[int, str, str]:
-        """Run ``arena ARGS`` in a process of its own: (exit code, output, error output); exit
-        code 124 when it took over ``timeout`` seconds (it is then killed)."""
-        child = subprocess.Popen(
-            [*ARENA, *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
-        )
+        """Run ``arena ARGS`` in a process of its own (see :meth:`run`)."""
+        return self.run([*ARENA, *args], timeout)
+
+    def run(self, argv: list[str], timeout: float | None = None) -> tuple[int, str, str]:
+        """Run ``argv`` (one of the arena's own commands) in a process of its own: (exit code,
+        output, error output); exit code 124 when it took over ``timeout`` seconds: it is then
+        interrupted as Ctrl-C does (it ends its sandboxes and removes what it made), killed if
+        it has not stopped within :data:`CHILD_STOP_SECONDS`, and whatever control groups it
+        left are removed."""
+        child = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
         self._child = child
         try:
             out, err = child.communicate(timeout=timeout)
         except subprocess.TimeoutExpired:
-            child.kill()
-            out, err = child.communicate()
+            child.send_signal(signal.SIGINT)
+            try:
+                out, err = child.communicate(timeout=CHILD_STOP_SECONDS)
+            except subprocess.TimeoutExpired:
+                child.kill()
+                out, err = child.communicate()
+            cgroups.sweep([child.pid])
             return 124, out, err
         finally:
             self._child = None
