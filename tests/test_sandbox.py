@@ -397,7 +397,7 @@ def test_each_sandbox_runs_as_a_kernel_uid_of_its_own() -> None:
     """Where the arena is root, nothing of a sandbox runs with root's uid on the machine: every
     process of a host (bubblewrap's own inside the sandbox, the fork server, the served
     process) has a uid of its host's own, none of the machine's users and not another host's."""
-    from arena.hosting.epochs import sandbox_pid
+    from arena.hosting.epochs import sandbox_pids
 
     box = S.choose_sandbox("bwrap")
     assert box.drops, box.drop_reason
@@ -410,7 +410,7 @@ def test_each_sandbox_runs_as_a_kernel_uid_of_its_own() -> None:
             record = Referee().play_round([host, InProcessHandle(UniformBot(), "u")], seed=1)
             assert record.faults == []
             assert host._host is not None and host._host.group is not None
-            inside = [p for p in host._host.group.pids() if sandbox_pid(p) is not None]
+            inside = list(sandbox_pids(host._host.group.pids()))
             assert len(inside) >= 3  # bubblewrap's init, the fork server, the served process
             uids = {u for pid in inside for u in _uids(pid)}
             assert len(uids) == 1 and 0 not in uids, uids
@@ -448,13 +448,17 @@ def test_a_root_file_reached_through_a_descriptor_cannot_be_written(outside: Pat
     target.chmod(0o644)
     python = [sys.executable, "-I", "-c", REOPEN]
     said = {}
-    for uid in (None, S._UIDS.acquire()):
-        with open(target, "rb") as handed:
-            argv = box.command([*python, str(handed.fileno())], uid=uid)
-            done = subprocess.run(
-                argv, pass_fds=[handed.fileno()], capture_output=True, text=True, timeout=60
-            )
-        said[uid is None] = done.stdout.strip() or done.stderr
+    own = S._UIDS.acquire()
+    try:
+        for uid in (None, own):
+            with open(target, "rb") as handed:
+                argv = box.command([*python, str(handed.fileno())], uid=uid)
+                done = subprocess.run(
+                    argv, pass_fds=[handed.fileno()], capture_output=True, text=True, timeout=60
+                )
+            said[uid is None] = done.stdout.strip() or done.stderr
+    finally:
+        S._UIDS.release(own)
     # the same sandbox keeping the arena's uid: the attack works (what the defence stops)
     assert said[True] == "WROTE"
     assert said[False] == "REFUSED Permission denied"

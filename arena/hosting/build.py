@@ -70,7 +70,7 @@ from typing import Any
 from arena.errors import ArenaError
 from arena.hosting import cgroups, copyout
 from arena.hosting import submissions as S
-from arena.hosting.epochs import sandbox_pid
+from arena.hosting.epochs import sandbox_pids
 from arena.hosting.names import canonical, is_builtin
 from arena.hosting.plugins import GROUP
 from arena.hosting.sandbox import (
@@ -562,7 +562,7 @@ class _Build:
         root is the sandbox's file system."""
         group = self.host.group
         found = group.pids() if group is not None else cgroups.descendants(self.host.process.pid)
-        return next((pid for pid in found if sandbox_pid(pid) == 1), None)
+        return next((pid for pid, inner in sandbox_pids(found).items() if inner == 1), None)
 
     def close(self) -> None:
         """Kill whatever is left of the build, remove its group, give its uid back."""

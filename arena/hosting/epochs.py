@@ -33,6 +33,7 @@ from __future__ import annotations
 import os
 import select
 import time
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 
@@ -40,12 +41,16 @@ class EpochError(Exception):
     """The held process keeps something that would outlive a served process."""
 
 
-def sandbox_pid(pid: int) -> int | None:
-    """The pid of process ``pid`` in a PID namespace below this process's (a sandbox's), or
-    ``None`` when it is in this process's own (a process that starts the sandbox: bubblewrap
-    run by the arena, ``setpriv``) or gone."""
-    found = _ns_pids(pid)
-    return found[-1] if len(found) > 1 else None
+def sandbox_pids(pids: Iterable[int]) -> dict[int, int]:
+    """Of the processes ``pids`` (a sandbox's control group), those in the sandbox's own PID
+    namespace, the deepest below this process's, each with its pid there: what starts the
+    sandbox (bubblewrap run by the arena, ``setpriv``, the first bubblewrap's own namespace)
+    is left out, as are processes that are gone."""
+    found = {pid: _ns_pids(pid) for pid in pids}
+    depth = max((len(levels) for levels in found.values()), default=0)
+    if depth < 2:
+        return {}
+    return {pid: levels[-1] for pid, levels in found.items() if len(levels) == depth}
 
 
 def _ns_pids(pid: int) -> list[int]:

@@ -44,7 +44,7 @@ from arena.hosting.epochs import (
     Held,
     check_held,
     hold_state,
-    sandbox_pid,
+    sandbox_pids,
     stopped,
     wait_exited,
     wait_stopped,
@@ -398,8 +398,9 @@ class HostHandle(BotHandle):
         zygote = None
         bubblewrap = {self._proc.pid}
         members = group.pids()
+        inside = sandbox_pids(members)
         for pid in members:
-            inner = sandbox_pid(pid)
+            inner = inside.get(pid)
             if inner is None or inner == 1:  # what starts the sandbox, and bubblewrap's init
                 bubblewrap.add(pid)
             elif inner == hello_pid:

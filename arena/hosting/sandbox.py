@@ -537,7 +537,9 @@ def dropping_prefix(uid: int, sources: Sequence[str], network: bool = False) -> 
     machine is in that view but what is listed, so the inner bubblewrap, as ``uid``, can show
     only that; and whatever the sandbox reaches is checked against ``uid``'s rights."""
     bwrap, setpriv = shutil.which("bwrap") or "bwrap", shutil.which("setpriv") or "setpriv"
-    cmd = [bwrap, "--die-with-parent"]
+    # a PID namespace of its own: its processes then die with it when the arena dies (without
+    # one, bubblewrap run by root leaves its command behind when its parent dies)
+    cmd = [bwrap, "--die-with-parent", "--unshare-pid"]
     system = [p for p in LIBRARY_DIRS if os.path.isdir(p) and not os.path.islink(p)]
     tools = [os.path.realpath(t) for t in (bwrap, setpriv)]
     bound: list[str] = []
