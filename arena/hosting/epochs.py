@@ -296,10 +296,31 @@ class Held:
     inherited: tuple[str, ...]
 
 
+def _check_kept(pid: int) -> None:
+    """Raise :class:`EpochError` if process ``pid`` has another thread, a signal handler or a
+    blocked signal, or an open descriptor."""
+    status = _status(pid)
+    if status.get("Threads", "1") != "1":
+        raise EpochError(f"{status['Threads']} threads after warm_up (one may run, not more)")
+    for name in ("SigCgt", "SigBlk"):
+        if int(status.get(name, "0"), 16):
+            what = "signal handlers" if name == "SigCgt" else "blocked signals"
+            raise EpochError(f"{what} after warm_up ({name} {status[name]})")
+    fd_dir = f"/proc/{pid}/fd"
+    for name in os.listdir(fd_dir):
+        try:
+            target = os.readlink(f"{fd_dir}/{name}")
+        except OSError:
+            continue
+        raise EpochError(f"an open descriptor {name} ({target}) after warm_up")
+
+
 def hold_state(pid: int, scratch: str = "/tmp") -> Held:
-    """What the held process ``pid`` has now; raises :class:`EpochError` if its memory could
-    already carry one served process's memory into the next: a shared mapping of memory or of
-    a file in ``scratch``, or a mapping of a file removed since it was mapped."""
+    """What the held process ``pid`` has now; raises :class:`EpochError` if it could already
+    carry one served process's memory into the next: another thread, a signal handler or a
+    blocked signal, an open descriptor (:func:`check_held`), a shared mapping of memory or of a
+    file in ``scratch``, or a mapping of a file removed since it was mapped."""
+    _check_kept(pid)
     with open(f"/proc/{pid}/maps", "rb") as f:
         maps = f.read()
     for line in maps.split(b"\n"):
@@ -326,20 +347,7 @@ def check_held(pid: int, held: Held) -> None:
     working directory (in a served process's ``/tmp``, which it would keep for the next), its
     priority, scheduling or resource limits. It runs nothing but its fork between two checks,
     so any change is code of the bot's in the arena's fork path."""
-    status = _status(pid)
-    if status.get("Threads", "1") != "1":
-        raise EpochError(f"{status['Threads']} threads after warm_up (one may run, not more)")
-    for name in ("SigCgt", "SigBlk"):
-        if int(status.get(name, "0"), 16):
-            what = "signal handlers" if name == "SigCgt" else "blocked signals"
-            raise EpochError(f"{what} after warm_up ({name} {status[name]})")
-    fd_dir = f"/proc/{pid}/fd"
-    for name in os.listdir(fd_dir):
-        try:
-            target = os.readlink(f"{fd_dir}/{name}")
-        except OSError:
-            continue
-        raise EpochError(f"an open descriptor {name} ({target}) after warm_up")
+    _check_kept(pid)
     if attributes(pid) != held.inherited:
         raise EpochError("its priority, scheduling or resource limits changed after warm_up")
     if _places(pid) != held.places:

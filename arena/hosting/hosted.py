@@ -253,6 +253,7 @@ class HostHandle(BotHandle):
         self._serving = False  # whether a forked process serves the bot
         self._held: int | None = None  # the outside pid of the stopped fork server
         self._hold_state: Held | None = None  # what it had when first held (epochs.Held)
+        self._held_at = 0  # fresh_starts when it was held (it has not run since until more)
         self._renewal: Renewal | None = None  # the sandbox's agent
         self._epoch: _Epoch | None = None  # the pipes of the process it serves
         self._keep: set[int] = set()  # outside pids of bubblewrap, its init and the fork server
@@ -412,6 +413,7 @@ class HostHandle(BotHandle):
             group.narrow_freezer(p for p in members if p not in bubblewrap)
             wait_stopped(zygote)
             self._hold_state = hold_state(zygote)
+            self._held_at = self.fresh_starts
             uid = self._host.uid if self._host.uid is not None else os.geteuid()
             self._renewal = Renewal(zygote, uid, self.sandbox.limits.scratch_mb)
         except (FileNotFoundError, ProcessLookupError) as exc:  # it died (or was killed) first
@@ -454,8 +456,9 @@ class HostHandle(BotHandle):
         try:
             if not stopped(held):
                 raise EpochError("its fork server ran while the bot played")
-            assert self._hold_state is not None
-            check_held(held, self._hold_state)
+            if self.fresh_starts > self._held_at:  # it has run (forked) since it was held
+                assert self._hold_state is not None
+                check_held(held, self._hold_state)
         except EpochError as exc:
             self._fail(BotProtocolError(f"{exc}: it could carry one deck's games into another's"))
         except OSError as exc:

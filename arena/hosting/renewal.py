@@ -56,8 +56,9 @@ AGENT_TIME = 10.0
 #: ``/tmp`` made read-only), then ``ok`` to each ``renew`` line (or ``error TEXT``), and ends at
 #: the end of its input.
 SERVER = r"""
-import ctypes, os, socket, sys
+import contextlib, ctypes, os, signal, socket, sys
 libc = ctypes.CDLL(None, use_errno=True)
+signal.signal(signal.SIGCHLD, signal.SIG_IGN)  # its agents end with their sandboxes
 def call(result, what):
     if result != 0:
         code = ctypes.get_errno()
@@ -143,28 +144,36 @@ while True:
         os.write(channel, f"error {exc}\n".encode())
         os.close(channel)
         continue
-    middle = os.fork()
-    if middle == 0:  # joins the sandbox's PID namespace; its child is a member of it
-        code = 1
-        try:
+    try:
+        if user:  # a user namespace cannot be left: entered by a process forked for it
+            middle = os.fork()
+            if middle:
+                with contextlib.suppress(ChildProcessError):  # reaped by the kernel
+                    os.waitpid(middle, 0)
+                for fd in [*spaces, channel]:
+                    os.close(fd)
+                continue
             control.close()
             for fd in spaces[:-1]:
                 call(libc.setns(fd, 0), "setns")
-            if os.fork() == 0:
-                try:
-                    agent(spaces[-1], uid, scratch, mode, channel)
-                    code = 0
-                except BaseException as exc:
-                    with __import__("contextlib").suppress(OSError):
-                        os.write(channel, f"error {exc}\n".encode())
-            else:
+        else:  # root: this process's next children go into the sandbox's PID namespace
+            call(libc.setns(spaces[-2], 0), "setns")
+        if os.fork() == 0:  # a member of the sandbox's PID namespace
+            code = 1
+            try:
+                control.close()
+                agent(spaces[-1], uid, scratch, mode, channel)
                 code = 0
-        except BaseException as exc:
-            with __import__("contextlib").suppress(OSError):
-                os.write(channel, f"error {exc}\n".encode())
-        finally:
-            os._exit(code)
-    os.waitpid(middle, 0)
+            except BaseException as exc:
+                with contextlib.suppress(OSError):
+                    os.write(channel, f"error {exc}\n".encode())
+            finally:
+                os._exit(code)
+    except OSError as exc:
+        with contextlib.suppress(OSError):
+            os.write(channel, f"error {exc}\n".encode())
+    if user:
+        os._exit(0)
     for fd in [*spaces, channel]:
         os.close(fd)
 """

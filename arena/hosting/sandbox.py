@@ -531,11 +531,12 @@ def dropping_prefix(uid: int, sources: Sequence[str], network: bool = False) -> 
     """The command line (to be followed by a bubblewrap command) that leaves the arena's rights
     before a sandbox starts: a bubblewrap run as root makes a mount namespace holding the
     system's libraries, ``sources`` at their own paths (the directories above them made
-    anew, readable by anyone), ``/proc``, a minimal ``/dev`` and an empty ``/tmp`` (what the
-    inner bubblewrap needs), then ``setpriv`` becomes ``uid`` with no supplementary group, no
-    capability (none inheritable, an empty bounding set) and ``no_new_privs``. Nothing of the
-    machine is in that view but what is listed, so the inner bubblewrap, as ``uid``, can show
-    only that; and whatever the sandbox reaches is checked against ``uid``'s rights."""
+    anew, readable by anyone), ``/proc``, the devices a sandbox gets and an empty ``/tmp``
+    (what the inner bubblewrap needs), then ``setpriv`` becomes ``uid`` with no
+    supplementary group, no capability (none inheritable, an empty bounding set) and
+    ``no_new_privs``. Nothing of the machine is in that view but what is listed, so the inner
+    bubblewrap, as ``uid``, can show only that; and whatever the sandbox reaches is checked
+    against ``uid``'s rights."""
     bwrap, setpriv = shutil.which("bwrap") or "bwrap", shutil.which("setpriv") or "setpriv"
     # a PID namespace of its own: its processes then die with it when the arena dies (without
     # one, bubblewrap run by root leaves its command behind when its parent dies)
@@ -565,8 +566,10 @@ def dropping_prefix(uid: int, sources: Sequence[str], network: bool = False) -> 
     if network:
         for path in ("/etc/resolv.conf", "/etc/hosts", "/etc/nsswitch.conf", "/etc/ssl"):
             cmd += ["--ro-bind-try", path, path]
-    # the inner bubblewrap mounts its own /proc only where a whole one is visible
-    cmd += ["--bind", "/proc", "/proc", "--dev", "/dev", "--dir", "/tmp", "--"]
+    # the inner bubblewrap mounts its own /proc only where a whole one is visible; it binds only
+    # these devices
+    cmd += ["--bind", "/proc", "/proc", "--dir", "/tmp", "--perms", "0755", "--dir", "/dev"]
+    cmd += [a for device in DEVICES for a in ("--dev-bind", device, device)] + ["--"]
     cmd += [
         setpriv, "--reuid", str(uid), "--regid", str(uid), "--clear-groups", "--no-new-privs",
         "--inh-caps=-all", "--bounding-set=-all",
