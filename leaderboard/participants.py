@@ -133,9 +133,35 @@ def claim(store: Store, distribution: str, participant_id: int) -> None:
             )
 
 
-def add_upload(store: Store, participant_id: int, filename: str, size: int) -> int:
-    """Record a new upload (``queued``); returns its id."""
+class UploadLimitError(ParticipantError):
+    """A participant has made as many uploads as it may in the last hour."""
+
+
+def add_upload(
+    store: Store,
+    participant_id: int,
+    filename: str,
+    size: int,
+    per_hour: int | None = None,
+) -> int:
+    """Record a new upload (``queued``); returns its id. With ``per_hour``, counted against the
+    participant's uploads of the last hour in the same transaction, after taking a write lock on
+    the participant (a row lock in PostgreSQL, the database's in SQLite), so that uploads sent
+    at once are counted one after another: :class:`UploadLimitError` past the limit."""
     with store.transaction() as session:
+        # a write first: whoever counts next waits for this transaction to end
+        session.execute(
+            update(Participant).where(Participant.id == participant_id).values(id=participant_id)
+        )
+        if per_hour is not None:
+            since = dt.datetime.now(dt.UTC) - dt.timedelta(hours=1)
+            made = session.scalar(
+                select(func.count(Upload.id)).where(
+                    Upload.participant_id == participant_id, Upload.created >= since
+                )
+            )
+            if int(made or 0) >= per_hour:
+                raise UploadLimitError(f"at most {per_hour} uploads per participant per hour")
         row = Upload(participant_id=participant_id, filename=filename, size=size, log="", bots=[])
         session.add(row)
         session.flush()

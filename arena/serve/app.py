@@ -137,7 +137,7 @@ def create_app(
         if C.competition(store, settings.name).frozen:
             raise ApiError(403, f"the competition {settings.name!r} is frozen: no new uploads")
         hour_ago = dt.datetime.now(dt.UTC) - dt.timedelta(hours=1)
-        if P.uploads_since(store, who.id, hour_ago) >= limits.per_hour:
+        if P.uploads_since(store, who.id, hour_ago) >= limits.per_hour:  # before reading it
             raise ApiError(429, f"at most {limits.per_hour} uploads per participant per hour")
         file = form.get("file")
         if not isinstance(file, UploadFile) or not file.filename:
@@ -148,7 +148,10 @@ def create_app(
         data = await file.read(limits.upload_bytes + 1)
         if len(data) > limits.upload_bytes:
             raise ApiError(413, f"an upload may hold at most {limits.upload_bytes} bytes")
-        upload_id = P.add_upload(store, who.id, name, len(data))
+        try:  # counted again with the upload stored, in one transaction
+            upload_id = P.add_upload(store, who.id, name, len(data), per_hour=limits.per_hour)
+        except P.UploadLimitError as exc:
+            raise ApiError(429, str(exc)) from None
         where = spool / str(upload_id)
         where.mkdir(parents=True, exist_ok=True)
         (where / name).write_bytes(data)
@@ -215,6 +218,12 @@ def create_app(
     def withdraw(who: P.ParticipantInfo, upload_id: int) -> P.UploadInfo:
         """Take ``who``'s upload out of the ladder (its games stay)."""
         found = own_upload(who, upload_id)
+        if C.competition(store, settings.name).final:
+            raise ApiError(
+                409,
+                f"the competition {settings.name!r} is being finished: its final round-robin "
+                "plays every ranked bot, and no upload is withdrawn from it",
+            )
         if found.status not in ("placing", "ranked") or not found.distribution or not found.version:
             raise ApiError(
                 409, f"upload {upload_id} is {found.status}: only a placed upload can be withdrawn"
@@ -246,6 +255,7 @@ def create_app(
             "ok": True,
             "ladder_error": ladder.last_error,
             "standings_error": refresher.last_error,
+            "ladder_notes": ladder.notes[-5:],
         }
         return JSONResponse(body)
 

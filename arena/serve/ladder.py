@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import dataclasses
 import secrets
+import sys
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -31,6 +32,13 @@ from leaderboard.store import Store, StoredGame, StoreError
 
 #: Deck positions of different placement tournaments are kept apart by this much.
 DECK_SPAN = 1_000_000
+#: Times the ladder tries to resume a tournament that fails, before it finishes it with the
+#: games it had played.
+ATTEMPTS = 3
+#: The exit code of a command that refuses what it is asked (a withdrawn bot, say).
+REFUSED = 2
+#: The ladder's latest notes kept for ``/api/health``.
+NOTES = 20
 
 
 @dataclass(frozen=True)
@@ -89,6 +97,9 @@ class Ladder(Background):
         self.settings = settings
         self.games_stored = games_stored
         self.last_error: str | None = None
+        #: What the ladder had to give up (a tournament finished with what it had played).
+        self.notes: list[str] = []
+        self._failures: dict[int, int] = {}
 
     def work(self) -> bool:
         """Place every waiting upload, else play a round of rated games (True: go on at once);
@@ -125,7 +136,7 @@ class Ladder(Background):
         rounds = self.store.tournament_names(prefix)
         unfinished = [tid for tid, _, status in rounds if status != "finished"]
         if unfinished:
-            return self._tournament(["--resume", str(unfinished[0])])
+            return self._resume(unfinished[0])
         pair = next_pair(C.latest_snapshot(self.store, self.settings.name), self.players())
         if pair is None:
             return False
@@ -153,16 +164,17 @@ class Ladder(Background):
             if found is not None and found[1] == "finished":
                 continue
             if found is not None:
-                command = ["--resume", str(found[0])]
-            elif not field:
+                if not self._resume(found[0]):
+                    return False
+                continue
+            if not field:
                 return False  # nobody to play yet: it waits for the next upload
-            else:
-                command = [
-                    *("--name", name, "--seed", new_seed()),
-                    *("--decks", f"balanced:{self.settings.decks}"),
-                    *("--variant", self.settings.variant),
-                    *("--gauntlet", f"{bot}@{upload.version}", "--bots", ",".join(field)),
-                ]
+            command = [
+                *("--name", name, "--seed", new_seed()),
+                *("--decks", f"balanced:{self.settings.decks}"),
+                *("--variant", self.settings.variant),
+                *("--gauntlet", f"{bot}@{upload.version}", "--bots", ",".join(field)),
+            ]
             if not self._tournament(command):
                 return False
         P.set_upload(self.store, upload.id, "ranked", only_from="placing")  # not if withdrawn
@@ -170,16 +182,62 @@ class Ladder(Background):
 
     def _tournament(self, command: list[str]) -> bool:
         """Run ``arena tournament`` with ``command``; whether every game was stored."""
+        code, said = self._run(command)
+        if code == 0:
+            return True
+        self.last_error = f"arena tournament exited {code}: {said}"
+        return False
+
+    def _run(self, command: list[str]) -> tuple[int, str]:
+        """Run ``arena tournament`` with ``command``: its exit code and last line of error."""
         code, _, err = self.run_arena(
             "tournament", *command, *self.settings.play, "--db", self.db_url, "--quiet"
         )
         self.games_stored()
         if code == 0:
             self.last_error = None
-            return True
         lines = err.strip().splitlines()
-        self.last_error = f"arena tournament exited {code}: {lines[-1] if lines else ''}"
-        return False
+        return code, lines[-1] if lines else ""
+
+    def _resume(self, tournament_id: int) -> bool:
+        """Resume a ladder tournament a stopped server (or a failure) left unfinished; whether
+        it is finished now. One that cannot be resumed (the command refuses it: a bot of it was
+        withdrawn, or is not the version it played with after an upgrade) or that fails
+        :data:`ATTEMPTS` times is finished with the games it had played (they count, the rest
+        are not played), and said in :attr:`notes`: nothing stops rated play for good. One
+        another runner still plays (a server killed with its tournament running) is waited
+        for."""
+        code, said = self._run(["--resume", str(tournament_id)])
+        if code == 0:
+            self._failures.pop(tournament_id, None)
+            return True
+        runner = self.store.runner(tournament_id)
+        if runner is not None and runner.alive is not False:
+            self.last_error = f"tournament {tournament_id} is being played elsewhere: {said}"
+            return False
+        failures = self._failures.get(tournament_id, 0) + 1
+        self._failures[tournament_id] = failures
+        if code != REFUSED and failures < ATTEMPTS:
+            self.last_error = f"arena tournament exited {code}: {said}"
+            return False
+        self.abandon(tournament_id, said)
+        return True
+
+    def abandon(self, tournament_id: int, why: str) -> None:
+        """Finish ladder tournament ``tournament_id`` with the games it has played, saying
+        ``why`` (one line) in :attr:`notes` and the server's log."""
+        played = len(self.store.finished_keys(tournament_id))
+        self.store.set_status(tournament_id, "finished")
+        self._failures.pop(tournament_id, None)
+        note = (
+            f"tournament {tournament_id} ({self.store.tournament_name(tournament_id)}) could "
+            f"not be resumed ({why}): finished with the {played} games it had played"
+        )
+        self.notes.append(note)
+        del self.notes[:-NOTES]
+        self.last_error = None
+        print(f"arena serve: {note}", file=sys.stderr, flush=True)
+        self.games_stored()
 
 
 def new_seed() -> str:
