@@ -261,10 +261,23 @@ class Upload(Base):
 
 
 #: What an upload goes through: waiting, being built in the sandbox, its bots being checked
-#: (``arena check``), playing their placement games in the ladder, then ``ranked``; or
-#: ``failed`` with its reason; ``withdrawn`` by its participant (out of the ladder, its games
-#: kept).
+#: (``arena check``), the participant's ranked bot playing its placement games in the ladder
+#: (where it is in the upload), then ``ranked`` (in the competition: its participant's ranked
+#: bot, or bots that play no rated game); or ``failed`` with its reason; ``withdrawn`` by its
+#: participant (out of the ladder, its games kept).
 UPLOAD_STATUSES = ("queued", "building", "checking", "placing", "ranked", "failed", "withdrawn")
+
+
+class RankedChoice(Base):
+    """Which of its bots a participant of a competition server chose to speak for it in rated
+    play (placement, rated rounds, the final): a bot name (its latest version plays); without
+    a choice, the first bot of the participant's latest upload does."""
+
+    __tablename__ = "ranked_choices"
+
+    participant_id: Mapped[int] = mapped_column(ForeignKey("participants.id"), primary_key=True)
+    bot: Mapped[str] = mapped_column(String(200))
+    since: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
 
 
 class Competition(Base):

@@ -18,11 +18,21 @@ from typing import Any
 
 from sqlalchemy import func, select, update
 
-from leaderboard.models import UPLOAD_STATUSES, BotOwner, Participant, Upload, utcnow
+from arena.hosting.names import canonical
+from leaderboard.models import (
+    UPLOAD_STATUSES,
+    BotOwner,
+    Participant,
+    RankedChoice,
+    Upload,
+    utcnow,
+)
 from leaderboard.store import Store, StoreError
 
 #: The most characters of build and check output an upload keeps.
 LOG_CHARS = 200_000
+#: Statuses of an upload whose bots are in the competition (built, checked, not withdrawn).
+LIVE = ("placing", "ranked")
 
 
 class ParticipantError(StoreError):
@@ -252,3 +262,106 @@ def _info(row: Upload, participant: str) -> UploadInfo:
 def _aware(when: dt.datetime) -> dt.datetime:
     """SQLite hands back naive datetimes (stored in UTC): make them aware."""
     return when if when.tzinfo is not None else when.replace(tzinfo=dt.UTC)
+
+
+# --- one participant, one voice --------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Voice:
+    """The one bot that speaks for a participant in rated play: ``bot`` of its upload
+    ``upload_id``, at ``version``; ``chosen`` when the participant chose it (else it is the
+    first bot of its latest upload)."""
+
+    participant: str
+    participant_id: int
+    upload_id: int
+    bot: str
+    version: int
+    chosen: bool
+
+    @property
+    def player(self) -> str:
+        """The ladder player it is, ``NAME@VERSION``."""
+        return f"{self.bot}@{self.version}"
+
+    def to_json(self) -> dict[str, Any]:
+        """For the HTTP API."""
+        return {
+            "participant": self.participant,
+            "bot": self.bot,
+            "version": self.version,
+            "player": self.player,
+            "upload": self.upload_id,
+            "chosen": self.chosen,
+        }
+
+
+def voices(store: Store) -> dict[int, Voice]:
+    """Each participant's voice (by participant id), among the bots of its uploads in the
+    competition (:data:`LIVE`): the latest version of the bot it chose, else the first bot of
+    its latest upload. Participants with no such upload have none."""
+    live: dict[int, list[UploadInfo]] = {}
+    for found in uploads(store):
+        if found.status in LIVE and found.version is not None and found.bots:
+            live.setdefault(found.participant_id, []).append(found)
+    choices = ranked_choices(store)
+    out: dict[int, Voice] = {}
+    for participant_id, mine in live.items():
+        chosen = choices.get(participant_id)
+        picked = None
+        if chosen is not None:
+            matching = [(u, b) for u in mine for b in u.bots if canonical(b) == canonical(chosen)]
+            picked = matching[-1] if matching else None
+        upload_of, bot = picked if picked is not None else (mine[-1], mine[-1].bots[0])
+        assert upload_of.version is not None
+        out[participant_id] = Voice(
+            upload_of.participant,
+            participant_id,
+            upload_of.id,
+            bot,
+            upload_of.version,
+            picked is not None,
+        )
+    return out
+
+
+def ranked_choices(store: Store) -> dict[int, str]:
+    """The bot each participant chose to rank (by participant id), where it chose one."""
+    with store.transaction() as session:
+        return {
+            int(pid): str(bot)
+            for pid, bot in session.execute(select(RankedChoice.participant_id, RankedChoice.bot))
+        }
+
+
+def choose_ranked(store: Store, participant_id: int, bot: str) -> Voice:
+    """Make ``bot`` (a name of one of the participant's bots in the competition; its latest
+    version plays) the one that speaks for ``participant_id`` in rated play; its new voice. A
+    :class:`ParticipantError` (one line) for a name that is none of its bots."""
+    mine = {
+        canonical(b): b
+        for u in uploads(store, participant_id)
+        if u.status in LIVE and u.version is not None
+        for b in u.bots
+    }
+    name = mine.get(canonical(bot))
+    if name is None:
+        known = ", ".join(sorted(mine.values())) or "none yet"
+        raise ParticipantError(
+            f"{bot[:100]!r} is not one of your bots in the competition ({known})"
+        )
+    with store.transaction() as session:
+        row = session.get(RankedChoice, participant_id)
+        if row is None:
+            session.add(RankedChoice(participant_id=participant_id, bot=name))
+        else:
+            row.bot = name
+            row.since = utcnow()
+    return voices(store)[participant_id]
+
+
+def owners(store: Store) -> dict[str, int]:
+    """The participant (its id) of every submitted bot that played or may play, by ladder
+    player ``NAME@VERSION``: what tells a game between one participant's bots."""
+    return {player: u.participant_id for u in uploads(store) for player in u.players}

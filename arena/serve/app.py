@@ -196,16 +196,54 @@ def create_app(
         try:
             form = await read_form(request, upload=False)
             who = checked_form(request, form)
-            done = None
+        except ApiError as exc:
+            return form_page("me.html", exc.status, error=str(exc))
+        done, error, status = None, None, 200
+        try:
             if form.get("withdraw"):
                 withdrawn = withdraw(who, _upload_id(str(form.get("withdraw"))))
                 done = (
                     f"Upload {withdrawn.id} withdrawn: {', '.join(withdrawn.bots)} left the ladder."
                 )
+            elif form.get("rank"):
+                voice = rank(who, str(form.get("rank")))
+                done = f"{voice.player} speaks for you in rated play from now on."
         except ApiError as exc:
-            return form_page("me.html", exc.status, error=str(exc))
+            error, status = str(exc), exc.status
         uploads = [pages.upload_json(store, u) for u in P.uploads(store, who.id)]
-        return form_page("me.html", who=who.name, uploads=uploads, done=done)
+        own = sorted({b for u in uploads if u["status"] in P.LIVE for b in u["bots"]})
+        return form_page(
+            "me.html",
+            status,
+            who=who.name,
+            uploads=uploads,
+            done=done,
+            error=error,
+            voice=P.voices(store).get(who.id),
+            own_bots=own,
+        )
+
+    def rank(who: P.ParticipantInfo, bot: str) -> P.Voice:
+        """Make ``bot`` the one of ``who``'s bots that speaks for it in rated play."""
+        try:
+            voice = P.choose_ranked(store, who.id, bot)
+        except P.ParticipantError as exc:
+            raise ApiError(400, str(exc)) from None
+        ladder.wake()
+        return voice
+
+    async def ranked(request: Request) -> JSONResponse:
+        who = participant(request)
+        if request.method == "PUT":
+            try:
+                body = await request.json()
+            except ValueError:
+                raise ApiError(400, 'the body must be JSON: {"bot": "NAME"}') from None
+            if not isinstance(body, dict) or not isinstance(body.get("bot"), str):
+                raise ApiError(400, 'the body must be JSON: {"bot": "NAME"}')
+            rank(who, body["bot"])
+        voice = P.voices(store).get(who.id)
+        return JSONResponse({"voice": None if voice is None else voice.to_json()})
 
     def own_upload(who: P.ParticipantInfo, upload_id: int) -> P.UploadInfo:
         found = P.upload(store, upload_id)
@@ -339,5 +377,6 @@ def create_app(
         Route("/api/submissions", own_uploads, methods=["GET"]),
         Route("/api/submissions/{upload_id}", one_upload, methods=["GET"]),
         Route("/api/submissions/{upload_id}", withdraw_upload, methods=["DELETE"]),
+        Route("/api/ranked", ranked, methods=["GET", "PUT"]),
     ]
     return Starlette(routes=routes, lifespan=lifespan, exception_handlers={ApiError: api_error})

@@ -14,7 +14,7 @@ from arena.errors import ArenaError
 from arena.hosting import submissions
 from arena.serve.background import ARENA
 from arena.serve.ladder import LadderSettings, ladder_tournaments, new_seed
-from arena.serve.pages import latest_versions, withdrawn_players
+from arena.serve.pages import ranked_players, ranked_rows
 from arena.serve.standings import refresh_standings
 from leaderboard import competition as C
 from leaderboard.store import Store
@@ -28,11 +28,12 @@ def report_path(name: str) -> Path:
 
 
 def finalists(store: Store, settings: LadderSettings) -> list[str]:
-    """Who plays the final round-robin: every ranked player of the latest standings (the latest
-    version of each submitted bot, ``NAME@VERSION``, and the reference bots), best first."""
+    """Who plays the final round-robin: every ranked player of the latest standings (each
+    participant's voice, ``NAME@VERSION``, and the reference bots), best first: one bot per
+    participant, so no table of it seats two of one participant's bots."""
     latest = refresh_standings(store, settings)
     rows = [] if latest is None else [r for r in latest.standings if r.get("games")]
-    current, _ = latest_versions(rows, withdrawn_players(store))
+    current, _ = ranked_rows(rows, ranked_players(store))
     return [str(r["bot"]) for r in current]
 
 

@@ -102,28 +102,49 @@ class Ladder(Background):
         self._failures: dict[int, int] = {}
 
     def work(self) -> bool:
-        """Place every waiting upload, else play a round of rated games (True: go on at once);
-        nothing once the competition is being finished."""
+        """Place every participant's voice not placed yet, else play a round of rated games
+        (True: go on at once); nothing once the competition is being finished."""
         if C.competition(self.store, self.settings.name).final:
             self.idle = 10.0
             return False
-        waiting = P.uploads(self.store, status="placing")
-        for upload in waiting:
-            if self.stopping or not self.place(upload):
+        voices = P.voices(self.store)
+        finished = self._finished()
+        waiting = [
+            v
+            for v in sorted(voices.values(), key=lambda v: v.upload_id)
+            if self.settings.placement(v.upload_id, v.bot) not in finished
+        ]
+        for voice in waiting:
+            if self.stopping or not self.place(voice):
                 break
+        self._settle(P.voices(self.store), self._finished())
         self.idle = 10.0 if self.last_error else 2.0
         return not waiting and not self.last_error and self.rate_one_pair()
 
-    def players(self, besides: str | None = None) -> list[str]:
-        """Who is ranked now: the reference field and the latest ranked version of every
-        submitted bot (but those of distribution ``besides``)."""
-        latest: dict[str, P.UploadInfo] = {}
-        for done in P.uploads(self.store, status="ranked"):
-            if done.distribution and done.distribution != besides:
-                latest[done.distribution] = done
+    def _finished(self) -> set[str]:
+        """The names of the finished tournaments."""
+        return {name for _, name, status in self.store.tournament_names() if status == "finished"}
+
+    def _settle(self, voices: dict[int, P.Voice], finished: set[str]) -> None:
+        """Mark ``ranked`` each upload placing nothing more: its participant's voice is placed,
+        or is none of its bots (they play no rated game)."""
+        for upload in P.uploads(self.store, status="placing"):
+            voice = voices.get(upload.participant_id)
+            if (
+                voice is None
+                or voice.upload_id != upload.id
+                or self.settings.placement(voice.upload_id, voice.bot) in finished
+            ):
+                P.set_upload(self.store, upload.id, "ranked", only_from="placing")
+
+    def players(self, besides: int | None = None) -> list[str]:
+        """Who is ranked now: the reference field and each participant's voice (but that of
+        participant ``besides``): one bot per participant (docs/serve.md, "One participant,
+        one voice")."""
+        voices = P.voices(self.store)
         return [
             *self.settings.field,
-            *(player for u in latest.values() for player in u.players),
+            *(v.player for pid, v in sorted(voices.items()) if pid != besides),
         ]
 
     def rate_one_pair(self) -> bool:
@@ -148,37 +169,25 @@ class Ladder(Background):
             ]
         )
 
-    def field(self, upload: P.UploadInfo) -> list[str]:
-        """Who ``upload``'s bots play: the reference field and the latest ranked version of
-        every other distribution's bots."""
-        return self.players(besides=upload.distribution)
-
-    def place(self, upload: P.UploadInfo) -> bool:
-        """Play ``upload``'s placement sets (resuming any a stopped server left), then mark it
-        ``ranked``; whether it got there."""
-        stored = {name: (tid, status) for tid, name, status in self.store.tournament_names()}
-        field = self.field(upload)
-        for bot in upload.bots:
-            name = self.settings.placement(upload.id, bot)
-            found = stored.get(name)
-            if found is not None and found[1] == "finished":
-                continue
-            if found is not None:
-                if not self._resume(found[0]):
-                    return False
-                continue
-            if not field:
-                return False  # nobody to play yet: it waits for the next upload
-            command = [
+    def place(self, voice: P.Voice) -> bool:
+        """Play the placement set of a participant's voice (resuming any a stopped server
+        left): a gauntlet of it against the reference field and every other participant's
+        voice, never another bot of its own participant; whether it is finished."""
+        name = self.settings.placement(voice.upload_id, voice.bot)
+        found = [tid for tid, stored, _ in self.store.tournament_names(name) if stored == name]
+        if found:
+            return self._resume(found[0])
+        field = self.players(besides=voice.participant_id)
+        if not field:
+            return False  # nobody to play yet: it waits for the next upload
+        return self._tournament(
+            [
                 *("--name", name, "--seed", new_seed()),
                 *("--decks", f"balanced:{self.settings.decks}"),
                 *("--variant", self.settings.variant),
-                *("--gauntlet", f"{bot}@{upload.version}", "--bots", ",".join(field)),
+                *("--gauntlet", voice.player, "--bots", ",".join(field)),
             ]
-            if not self._tournament(command):
-                return False
-        P.set_upload(self.store, upload.id, "ranked", only_from="placing")  # not if withdrawn
-        return True
+        )
 
     def _tournament(self, command: list[str]) -> bool:
         """Run ``arena tournament`` with ``command``; whether every game was stored."""
@@ -298,14 +307,18 @@ def ladder_seats(store: Store, settings: LadderSettings) -> dict[int, dict[str, 
 
 def ladder_games(store: Store, settings: LadderSettings) -> list[StoredGame]:
     """Every game of the ladder, each seat named as its ladder player (:func:`ladder_seats`),
-    keys and deck positions made distinct across tournaments (game ids are global already)."""
+    keys and deck positions made distinct across tournaments (game ids are global already);
+    never a game between two bots of one participant, which no rating may come from."""
     players = ladder_seats(store, settings)
+    owner = P.owners(store)
     games: list[StoredGame] = []
     for tid, game in store.games_of(players):
         shown = players[tid]
-        record = dataclasses.replace(
-            game.record, seats=[shown.get(s, s) for s in game.record.seats]
-        )
+        seats = [shown.get(s, s) for s in game.record.seats]
+        owned = [owner[p] for p in seats if p in owner]
+        if len(set(owned)) < len(owned):
+            continue
+        record = dataclasses.replace(game.record, seats=seats)
         deck = None if game.deck is None else tid * DECK_SPAN + game.deck
         games.append(dataclasses.replace(game, key=f"{tid}/{game.key}", deck=deck, record=record))
     return games

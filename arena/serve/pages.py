@@ -57,26 +57,23 @@ def _environment() -> Environment:
     return env
 
 
-def latest_versions(
-    rows: list[dict[str, Any]], withdrawn: Collection[str] = ()
+def ranked_rows(
+    rows: list[dict[str, Any]], ranked: Collection[str]
 ) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
-    """Split standings rows into the ranked ones (reference bots, and the latest version of each
-    submitted bot, ``NAME@VERSION``, that its participant did not withdraw) and older or
-    ``withdrawn`` versions, which keep their history."""
-    newest: dict[str, int] = {}
-    for row in rows:
-        found = submitted(str(row["bot"]))
-        if found is not None and row["bot"] not in withdrawn:
-            newest[found[0]] = max(newest.get(found[0], 0), found[1])
+    """Split standings rows into the ranked ones (reference bots, and the ``ranked`` players:
+    each participant's voice, ``NAME@VERSION``) and the others (older versions, bots a
+    participant does not rank, withdrawn ones), which keep their history."""
     current: list[dict[str, Any]] = []
     older: list[dict[str, Any]] = []
     for row in rows:
-        found = submitted(str(row["bot"]))
-        stale = found is not None and (
-            row["bot"] in withdrawn or found[1] < newest.get(found[0], 0)
-        )
-        (older if stale else current).append(row)
+        player = str(row["bot"])
+        (current if submitted(player) is None or player in ranked else older).append(row)
     return current, older
+
+
+def ranked_players(store: Store) -> set[str]:
+    """Every participant's voice, ``NAME@VERSION`` (:func:`leaderboard.participants.voices`)."""
+    return {v.player for v in P.voices(store).values()}
 
 
 def submitted(player: str) -> tuple[str, int] | None:
@@ -121,6 +118,8 @@ def leaderboard_json(store: Store, settings: LadderSettings) -> dict[str, Any]:
     changes = C.last_changes(store, settings.name, players)
     rows = []
     withdrawn = withdrawn_players(store)
+    names = {p.id: p.name for p in P.participants(store)}
+    owner = P.owners(store)
     for row in latest.standings:
         bot = str(row["bot"])
         moved, when = changes.get(bot, (None, None))
@@ -129,12 +128,13 @@ def leaderboard_json(store: Store, settings: LadderSettings) -> dict[str, Any]:
             {
                 **row,
                 "version": _version(bot),
+                "participant": names.get(owner[bot]) if bot in owner else None,
                 "withdrawn": bot in withdrawn,
                 "last_change": {"elo": moved, "when": _when(when)},
                 "sparkline": [round(e, 1) for e in trail if e is not None],
             }
         )
-    current, older = latest_versions(rows, withdrawn)
+    current, older = ranked_rows(rows, ranked_players(store))
     return {
         **base,
         "games": latest.games,
