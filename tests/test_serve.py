@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import socket
 import subprocess
 import time
@@ -85,10 +86,32 @@ class Server:
             self.process.kill()
             self.process.wait()
 
+    def stop(self) -> None:
+        """Stop the server as Ctrl-C does (its children are interrupted and their leases
+        given back)."""
+        if self.process is not None and self.process.poll() is None:
+            self.process.send_signal(signal.SIGINT)
+            self.process.wait(timeout=60)
+
+    def spawn(self, *args: str) -> subprocess.Popen[bytes]:
+        """``arena ARGS`` running beside the server, on its database and store."""
+        return subprocess.Popen(
+            [*ARENA, *args], env=self.env, cwd=self.where,
+            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+        )  # fmt: skip
+
     def get(self, path: str, token: str | None) -> tuple[int, Any]:
         request = urllib.request.Request(f"{self.url}{path}")
         if token is not None:
             request.add_header("Authorization", f"Bearer {token}")
+        return _answer(request)
+
+    def put_json(self, path: str, token: str, body: Any) -> tuple[int, Any]:
+        request = urllib.request.Request(
+            f"{self.url}{path}", data=json.dumps(body).encode(), method="PUT"
+        )
+        request.add_header("Authorization", f"Bearer {token}")
+        request.add_header("Content-Type", "application/json")
         return _answer(request)
 
     def delete(self, path: str, token: str) -> tuple[int, Any]:

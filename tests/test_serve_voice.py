@@ -1,0 +1,230 @@
+"""A competition that cannot be gamed or jammed (issue 37), through the real server on a loopback
+port: one participant's bots never share a rated table and only its ranked bot plays rated
+games; withdrawing, killing and restarting at any moment never stops rated play; the upload
+limit holds when uploads come at once."""
+
+from __future__ import annotations
+
+import concurrent.futures
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+from test_serve import Server, _token
+from wheels import PLUGIN, bot_wheel
+
+from leaderboard.store import Store
+
+pytestmark = pytest.mark.usefixtures("bubblewrap")
+
+
+def _two_bots(directory: Path, distribution: str, first: str, second: str) -> Path:
+    """A wheel of ``distribution`` registering two bots, ``first`` and ``second``."""
+    package = distribution.replace("-", "_")
+    extra = {f"{package}/second.py": PLUGIN.format(name=second, extra="", factory="FirstLegal")}
+    directory.mkdir(parents=True, exist_ok=True)
+    return bot_wheel(
+        directory,
+        distribution,
+        first,
+        more_files=extra,
+        more_entry_points=f"{second} = {package}.second\n",
+    )
+
+
+def _upload(server: Server, token: str, wheel: Path) -> int:
+    code, answer = server.post_file(token, wheel.name, wheel.read_bytes())
+    assert code == 202, answer
+    return int(answer["id"])
+
+
+def _games(server: Server) -> list[tuple[str, list[str]]]:
+    """Every stored game: its tournament's name and its seats."""
+    store = Store(server.env["ARENA_DB"])
+    try:
+        return [
+            (name, list(game.record.seats))
+            for tid, name, _ in store.tournament_names()
+            for game in store.stored_games(tid)
+        ]
+    finally:
+        store.close()
+
+
+def _wait(what: str, check: Any, seconds: float = 180) -> Any:
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        found = check()
+        if found:
+            return found
+        time.sleep(0.2)
+    raise AssertionError(f"{what}: not within {seconds:g} s")
+
+
+def test_one_participant_one_voice(tmp_path: Path) -> None:
+    """A package registering a star and a feeder (the issue's: the feeder throws its rounds to
+    the star) and another participant's bot: only the star (the first bot of the latest upload)
+    plays rated games, against the field and the other participant, never against its feeder;
+    once its participant ranks the feeder instead, the feeder is placed and the star leaves
+    the ranked standings, and still no game seats the two."""
+    server = Server(
+        tmp_path,
+        *("--check-rounds", "2", "--field", "random", "--ladder-decks", "2"),
+        *("--rated-decks", "1", "--workers", "1"),
+    )
+    alice, bob = _token(server, "alice"), _token(server, "bob")
+    server.start()
+    try:
+        star = _upload(server, alice, _two_bots(tmp_path / "a", "alice-pack", "star", "feeder"))
+        assert server.wait_final(alice, star)["status"] == "ranked"
+        other = _upload(server, bob, bot_wheel(_dir(tmp_path / "b"), "bob-bot", "bobbot"))
+        assert server.wait_final(bob, other)["status"] == "ranked"
+        code, ranked = server.get("/api/ranked", alice)
+        assert code == 200 and ranked["voice"]["player"] == "star@1"
+        assert not ranked["voice"]["chosen"]
+        board = server.board(8)  # both placements: 2 decks, 2 seatings, 2 opponents each
+        ranked_bots = {row["bot"]: row["participant"] for row in board["standings"]}
+        assert ranked_bots == {"star@1": "alice", "bobbot@1": "bob", "random": None}
+        # a bot name that is none of hers: one line
+        refused = server.put_json("/api/ranked", alice, {"bot": "bobbot"})
+        assert refused == (400, {"error": "'bobbot' is not one of your bots in the competition "
+                                 "(feeder, star)"})  # fmt: skip
+        code, ranked = server.put_json("/api/ranked", alice, {"bot": "Feeder"})
+        assert code == 200 and ranked["voice"]["player"] == "feeder@1" and ranked["voice"]["chosen"]
+
+        def placed() -> dict[str, Any] | None:
+            code, board = server.get("/api/leaderboard", None)
+            rows = {row["bot"] for row in board["standings"]}
+            return board if code == 200 and "feeder@1" in rows else None
+
+        board = _wait("the feeder placed and ranked", placed)
+        assert {row["bot"] for row in board["standings"]} == {"feeder@1", "bobbot@1", "random"}
+        assert "star@1" in {row["bot"] for row in board["older_versions"]}
+        # let rated rounds be played, then: no game ever seated alice's two bots together
+        _wait("a rated round", lambda: any("rated games" in n for n, _ in _games(server)), 120)
+        for name, seats in _games(server):
+            assert not {"star", "feeder"} <= set(seats), (name, seats)
+    finally:
+        server.kill()
+
+
+def _dir(path: Path) -> Path:
+    path.mkdir(parents=True, exist_ok=True)
+    return path
+
+
+def test_uploads_at_once_are_counted_against_the_hourly_limit(tmp_path: Path) -> None:
+    """Twenty uploads from one token at once against ``--per-hour 3``: three accepted (before,
+    sixteen were: the count was checked before the upload was read, and stored after)."""
+    server = Server(tmp_path, *("--per-hour", "3", "--field", "random", "--rated-decks", "0"))
+    alice = _token(server, "alice")
+    wheel = bot_wheel(_dir(tmp_path / "a"), "alice-bot", "alicebot")
+    data = wheel.read_bytes()
+    server.start()
+    try:
+        with concurrent.futures.ThreadPoolExecutor(20) as pool:
+            answers = list(pool.map(lambda _: server.post_file(alice, wheel.name, data), range(20)))
+        codes = sorted(code for code, _ in answers)
+        assert codes == [202] * 3 + [429] * 17, answers
+        assert {a["error"] for c, a in answers if c == 429} == {
+            "at most 3 uploads per participant per hour"
+        }
+    finally:
+        server.kill()
+
+
+def _tournaments(server: Server, part: str) -> list[tuple[int, str, str]]:
+    """``(id, name, status)`` of the stored tournaments whose name holds ``part``."""
+    store = Store(server.env["ARENA_DB"])
+    try:
+        return [(tid, name, store.status(tid)) for tid, name, _ in store.tournament_names()
+                if part in name]  # fmt: skip
+    finally:
+        store.close()
+
+
+def _running(server: Server, part: str) -> int | None:
+    found = [tid for tid, _, status in _tournaments(server, part) if status == "running"]
+    return found[0] if found else None
+
+
+def test_withdrawing_stopping_and_killing_never_stop_rated_play(tmp_path: Path) -> None:
+    """The moments of the issue, through the real server: a participant withdraws while a
+    rated round with its bot is played and the server is restarted (the round cannot be resumed:
+    before, the ladder tried it first on every start and never played another rated game); a
+    participant withdraws while a placement against its bot is played and the server is killed
+    with SIGKILL and started again; the final round-robin refuses a withdrawal. Each time the
+    ladder finishes what cannot be resumed with the games it had played, says so, and goes on."""
+    server = Server(
+        tmp_path,
+        *("--check-rounds", "2", "--field", "random", "--ladder-decks", "2"),
+        *("--rated-decks", "3", "--workers", "1"),
+    )
+    alice, bob, carol = (_token(server, name) for name in ("alice", "bob", "carol"))
+    server.start()
+    try:
+        first = _upload(server, alice, bot_wheel(_dir(tmp_path / "a"), "alice-bot", "alicebot"))
+        second = _upload(server, bob, bot_wheel(_dir(tmp_path / "b"), "bob-bot", "bobbot"))
+        for token, upload in ((alice, first), (bob, second)):
+            assert server.wait_final(token, upload)["status"] == "ranked"
+
+        # 1. bob withdraws during a rated round with his bot; the server is stopped and started
+        def bobs_round() -> int | None:
+            for tid, _, status in _tournaments(server, "rated games"):
+                if status == "running" and any(
+                    e.startswith("bobbot") for e in _entrants(server, tid)
+                ):
+                    return tid
+            return None
+
+        interrupted = _wait("a rated round with bob's bot", bobs_round)
+        assert server.delete(f"/api/submissions/{second}", bob)[0] == 200
+        server.stop()
+        assert dict((t, s) for t, _, s in _tournaments(server, "rated games"))[interrupted] != (
+            "finished"
+        )
+        server.start()
+
+        def round_after() -> bool:
+            later = [t for t, _, s in _tournaments(server, "rated games")
+                     if t > interrupted and s == "finished"]  # fmt: skip
+            return bool(later)
+
+        _wait("a rated round after the restart", round_after, 120)
+        code, health = server.get("/api/health", None)
+        assert code == 200 and health["ladder_error"] is None, health
+        statuses = dict((t, s) for t, _, s in _tournaments(server, "rated games"))
+        assert statuses[interrupted] == "finished"
+        notes = " ".join(health["ladder_notes"])
+        assert f"tournament {interrupted} " in notes and "could not be resumed" in notes
+
+        # 2. carol's placement against alice's bot; alice withdraws, the server is killed
+        third = _upload(server, carol, bot_wheel(_dir(tmp_path / "c"), "carol-bot", "carolbot"))
+        placing = _wait("carol's placement", lambda: _running(server, f"upload {third},"), 180)
+        assert server.delete(f"/api/submissions/{first}", alice)[0] == 200
+        server.kill()
+        server.start()
+        assert server.wait_final(carol, third)["status"] == "ranked"
+        assert dict((t, s) for t, _, s in _tournaments(server, "placement"))[placing] == "finished"
+        _wait("a rated round after the kill", lambda: _running(server, "rated games"), 120)
+
+        # 3. the final round-robin refuses a withdrawal
+        finishing = server.spawn("serve", "finish", "--decks", "1")
+        try:
+            _wait("the final", lambda: server.get("/api/leaderboard", None)[1]["final"], 120)
+            code, refused = server.delete(f"/api/submissions/{third}", carol)
+            assert code == 409 and "is being finished" in refused["error"], refused
+        finally:
+            finishing.wait(timeout=300)
+        assert finishing.returncode == 0
+    finally:
+        server.kill()
+
+
+def _entrants(server: Server, tournament_id: int) -> set[str]:
+    store = Store(server.env["ARENA_DB"])
+    try:
+        return {entrant.name for entrant in store.tournament(tournament_id).entrants}
+    finally:
+        store.close()
