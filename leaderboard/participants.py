@@ -230,12 +230,13 @@ def uploads_since(store: Store, participant_id: int, since: dt.datetime) -> int:
 
 
 def requeue_unfinished(store: Store) -> int:
-    """Put every upload a stopped server left ``building`` or ``checking`` back in the queue;
+    """Put every upload a stopped server left ``building`` back in the queue (one left
+    ``checking`` has its version stored: it stays, to be checked again, not built again);
     returns how many."""
     with store.transaction() as session:
         result = session.execute(
             update(Upload)
-            .where(Upload.status.in_(("building", "checking")))
+            .where(Upload.status == "building")
             .values(status="queued", updated=utcnow())
         )
         return int(result.rowcount or 0)  # type: ignore[attr-defined]

@@ -474,7 +474,43 @@ def test_a_server_stopped_mid_build_queues_the_upload_again(tmp_path: Path) -> N
     (carol,) = P.participants(store)
     first = P.add_upload(store, carol.id, "a-1.0-py3-none-any.whl", 10)
     second = P.add_upload(store, carol.id, "b-1.0-py3-none-any.whl", 10)
+    third = P.add_upload(store, carol.id, "c-1.0-py3-none-any.whl", 10)
     P.set_upload(store, first, "building")
     P.set_upload(store, second, "failed", reason="no")
+    P.set_upload(store, third, "checking", distribution="c", version=1, bots=["c"])
     assert P.requeue_unfinished(store) == 1
-    assert [(u.id, u.status) for u in P.uploads(store)] == [(first, "queued"), (second, "failed")]
+    # a stored version being checked is checked again, never built again as a new version
+    assert [(u.id, u.status) for u in P.uploads(store)] == [
+        (first, "queued"),
+        (second, "failed"),
+        (third, "checking"),
+    ]
+
+
+def test_builds_are_taken_in_turn_between_participants(tmp_path: Path) -> None:
+    """One worker: Alice's three uploads and then Bob's and Carol's are taken Alice, Bob, Carol,
+    Alice, Alice; two workers never hold two uploads of one participant at once."""
+    from arena.serve.pipeline import FairQueue
+
+    store = Store(f"sqlite:///{tmp_path / 'arena.db'}")
+    store.create_schema()
+    for name in ("alice", "bob", "carol"):
+        P.add_participant(store, name)
+    ids = {p.name: p.id for p in P.participants(store)}
+    for name in ("alice", "alice", "alice", "bob", "carol"):
+        P.add_upload(store, ids[name], f"{name}-1.0-py3-none-any.whl", 10)
+    queue = FairQueue(store, "queued")
+    order = []
+    while (upload := queue.take()) is not None:
+        order.append(upload.participant)
+        queue.done(upload)
+        P.set_upload(store, upload.id, "failed", reason="taken")
+    assert order == ["alice", "bob", "carol", "alice", "alice"]
+    for upload in P.uploads(store):
+        P.set_upload(store, upload.id, "queued")
+    first, second = queue.take(), queue.take()
+    assert first is not None and second is not None
+    assert first.participant != second.participant
+    third = queue.take()
+    assert third is not None and third.participant not in {first.participant, second.participant}
+    assert queue.take() is None  # the other two are Alice's, and one of hers is taken

@@ -1,7 +1,7 @@
 """A competition that cannot be gamed or jammed (issue 37), through the real server on a loopback
 port: one participant's bots never share a rated table and only its ranked bot plays rated
 games; withdrawing, killing and restarting at any moment never stops rated play; the upload
-limit holds when uploads come at once."""
+limit holds when uploads come at once; one participant's slow builds never hold another's."""
 
 from __future__ import annotations
 
@@ -14,6 +14,7 @@ import pytest
 from test_serve import Server, _token
 from wheels import PLUGIN, bot_wheel
 
+from arena.serve.client import source_package
 from leaderboard.store import Store
 
 pytestmark = pytest.mark.usefixtures("bubblewrap")
@@ -130,6 +131,53 @@ def test_uploads_at_once_are_counted_against_the_hourly_limit(tmp_path: Path) ->
         assert {a["error"] for c, a in answers if c == 429} == {
             "at most 3 uploads per participant per hour"
         }
+    finally:
+        server.kill()
+
+
+def test_slow_builds_of_one_participant_never_hold_another_s(tmp_path: Path) -> None:
+    """Mallory's three uploads whose builds sleep (stopped at the build's 10 s), then Bob's, on
+    one builder: Bob's build starts when the build at hand ends, before Mallory's others (it
+    waited for all three before: 199 s at the defaults), and each of Mallory's says its limit
+    in one line."""
+    import test_hostile_builds
+
+    server = Server(
+        tmp_path,
+        *("--builders", "1", "--build-seconds", "10", "--check-rounds", "2"),
+        *("--field", "random", "--ladder-decks", "1", "--rated-decks", "0", "--workers", "1"),
+    )
+    mallory, bob = _token(server, "mallory"), _token(server, "bob")
+    slow = test_hostile_builds.hostile(tmp_path / "slow", {"attack": "slow", "seconds": 600})
+    name, data = source_package(slow)
+    wheel = bot_wheel(_dir(tmp_path / "b"), "bob-bot", "bobbot")
+    server.start()
+    try:
+        slow_ids = []
+        for _ in range(3):
+            code, answer = server.post_file(mallory, name, data)
+            assert code == 202, answer
+            slow_ids.append(int(answer["id"]))
+
+        def status(token: str, upload_id: int) -> str:
+            code, state = server.get(f"/api/submissions/{upload_id}", token)
+            assert code == 200, state
+            return str(state["status"])
+
+        _wait("mallory's first build", lambda: status(mallory, slow_ids[0]) == "building", 60)
+        sent = time.monotonic()
+        honest = _upload(server, bob, wheel)
+        _wait("bob's build", lambda: status(bob, honest) != "queued", 10 + 15)
+        waited = time.monotonic() - sent
+        assert status(mallory, slow_ids[2]) == "queued", "bob's build waited for mallory's"
+        assert waited < 10 + 15, waited
+        assert server.wait_final(bob, honest)["status"] == "ranked"
+        for upload_id in slow_ids:
+            state = server.wait_final(mallory, upload_id)
+            assert (state["status"], state["reason"]) == (
+                "failed",
+                "the build took longer than 10 s",
+            )
     finally:
         server.kill()
 

@@ -44,6 +44,13 @@ from arena.errors import ArenaError, printable
 )
 @build_limit_options
 @click.option(
+    "--builders",
+    type=click.IntRange(1, 64),
+    default=None,
+    help="Uploads built at once (as many check at once), taken in turn between participants "
+    "[default: one per core, as many as memory holds at the build memory limit].",
+)
+@click.option(
     "--check-rounds",
     default=50,
     show_default=True,
@@ -94,6 +101,7 @@ def serve(
     upload_mb: int,
     per_hour: int,
     build_seconds: float,
+    builders: int | None,
     check_rounds: int,
     name: str,
     field: str,
@@ -143,7 +151,7 @@ def serve(
         name, tuple(split_specs(field)), ladder_decks, variant, rated_decks, tuple(play)
     )
     click.echo(printable(f"arena serve: http://{host}:{port}/ over {store!r}"), err=True)
-    app = create_app(store, spool, limits, ladder)
+    app = create_app(store, spool, limits, ladder, builders=builders)
     uvicorn.run(app, host=host, port=port, log_level="info")
 
 

@@ -802,8 +802,10 @@ def _renewal_error() -> str | None:
             known = {line.split()[-1] for line in f if line.strip()}
     except OSError:
         known = set()
-    if "overlay" not in known and not os.path.exists("/lib/modules") and not os.path.isdir(
-        "/sys/module/overlay"
+    if (
+        "overlay" not in known
+        and not os.path.exists("/lib/modules")
+        and not os.path.isdir("/sys/module/overlay")
     ):
         return "this kernel has no overlay file system"
     if not os.path.exists("/proc/sys/kernel/ns_last_pid"):

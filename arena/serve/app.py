@@ -93,16 +93,18 @@ def create_app(
     limits: Limits | None = None,
     ladder_settings: LadderSettings | None = None,
     background: bool = True,
+    builders: int | None = None,
 ) -> Starlette:
     """The server's application over ``store``, keeping uploads under ``spool`` until built,
     and placing checked ones into the ladder (:mod:`arena.serve.ladder`), its standings refit
     as games arrive (:mod:`arena.serve.standings`); without ``background``, only the pages and
-    the API (nothing is built, played or refit: for measuring the pages)."""
+    the API (nothing is built, played or refit: for measuring the pages); ``builders`` uploads are
+    built at once (default :func:`~arena.serve.pipeline.default_builders`)."""
     limits = limits or Limits()
     settings = ladder_settings or LadderSettings()
     refresher = StandingsRefresher(store, store.url, settings)
     ladder = Ladder(store, store.url, settings, refresher.wake)
-    pipeline = Pipeline(store, spool, limits, ladder.wake)
+    pipeline = Pipeline(store, spool, limits, ladder.wake, builders)
     workers = (pipeline, ladder, refresher) if background else ()
 
     def by_token(token: str) -> P.ParticipantInfo:

@@ -1,6 +1,7 @@
-"""What the server's two background workers (:class:`~arena.serve.pipeline.Pipeline` and
-:class:`~arena.serve.ladder.Ladder`) share: a thread that does a round of work whenever woken or
-every few seconds, and the ``arena`` processes it runs, interrupted when the server stops."""
+"""What the server's background workers (the builders and checkers of
+:class:`~arena.serve.pipeline.Pipeline`, :class:`~arena.serve.ladder.Ladder`, the standings'
+refresher) share: a thread that does a round of work whenever woken or every few seconds, and
+the ``arena`` processes it runs, interrupted when the server stops."""
 
 from __future__ import annotations
 
