@@ -366,3 +366,15 @@ def owners(store: Store) -> dict[str, int]:
     """The participant (its id) of every submitted bot that played or may play, by ladder
     player ``NAME@VERSION``: what tells a game between one participant's bots."""
     return {player: u.participant_id for u in uploads(store) for player in u.players}
+
+
+def distribution_owners(store: Store) -> dict[str, str]:
+    """The participant (its name) that submitted each distribution (by its canonical name):
+    the submission owners ``arena tournament --teams owners`` plays by."""
+    with store.transaction() as session:
+        rows = session.execute(
+            select(BotOwner.distribution, Participant.name).join(
+                Participant, Participant.id == BotOwner.participant_id
+            )
+        ).all()
+    return {distribution: name for distribution, name in rows}

@@ -51,6 +51,8 @@ __all__ = [
     "sandbox_note",
     "sandbox_runs",
     "secret_text",
+    "teams_summary",
+    "teams_text",
 ]
 
 #: The deck set recommended for ranked play, named where a report marks public decks.
@@ -163,6 +165,35 @@ def sandbox_runs(detail: TournamentDetail) -> str:
 def sandbox_note(detail: TournamentDetail) -> str:
     """:func:`sandbox_runs` as a sentence for the text report."""
     return f"Bots ran in: {sandbox_runs(detail)}."
+
+
+def teams_summary(detail: TournamentDetail) -> dict[str, Any] | None:
+    """The tournament's teams (``arena tournament --teams``): ``from`` (their source) and
+    ``teams`` (each team with two entrants or more, its entrants), or ``None`` when none were
+    given."""
+    given = (detail.configuration or {}).get("teams")
+    if not given:
+        return None
+    members: dict[str, list[str]] = {}
+    for name, team in given.get("of", {}).items():
+        members.setdefault(team, []).append(name)
+    shared = {team: sorted(names) for team, names in sorted(members.items()) if len(names) > 1}
+    return {"from": given.get("from"), "teams": shared}
+
+
+def teams_text(detail: TournamentDetail) -> str:
+    """What the report says of teams: by which source no table seated two bots of one team,
+    or that none were given, so that bots of one owner may have played each other."""
+    summary = teams_summary(detail)
+    if summary is None:
+        return (
+            "no teams given: bots of one owner may have played each other, and one may have "
+            "fed another (arena tournament --teams)"
+        )
+    shared = summary["teams"]
+    return f"from {summary['from']}: no table seated two bots of one team" + (
+        f" ({len(shared)} teams of two bots or more)" if shared else " (every bot alone)"
+    )
 
 
 # --------------------------------------------------------------------------- terminal
@@ -291,6 +322,7 @@ def report_text(detail: TournamentDetail, games: Sequence[StoredGame], standings
         f"{len(games)} games",
         _fill(deck_note(detail)),
         _fill(sandbox_note(detail)),
+        _fill(f"Teams: {teams_text(detail)}."),
         format_table(standings),
     ]
     bots = [line.bot for line in standings.standings if line.elo is not None]
@@ -321,8 +353,9 @@ def report_data(
     (:func:`~leaderboard.settings.with_settings`, as every ``--json`` about a tournament has
     them), ``status``, ``updated``, ``configuration`` (the whole stored configuration),
     ``decks`` (:func:`deck_summary`), ``secret`` (the tournament's secret seed as a decimal
-    string once it is finished, else ``None``), ``entrants`` (each with ``name``, ``bot``,
-    ``plugin``, ``distribution``, ``version``, ``parameters``), ``stored`` (when the
+    string once it is finished, else ``None``), ``teams`` (:func:`teams_summary`),
+    ``entrants`` (each with ``name``, ``bot``, ``plugin``, ``distribution``, ``version``,
+    ``parameters``), ``stored`` (when the
     ``first`` and the ``last`` game were stored), every key of :meth:`Standings.to_dict`, and the
     :class:`ReportAnalysis` figures ``history``, ``seats`` and ``plays`` (made here when
     ``analysis`` is not given)."""
@@ -336,6 +369,7 @@ def report_data(
         "configuration": detail.configuration,
         "decks": deck_summary(detail),
         "secret": None if detail.published_seed is None else str(detail.published_seed),
+        "teams": teams_summary(detail),
         "entrants": [
             {
                 "name": e.name,

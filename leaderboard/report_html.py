@@ -26,6 +26,7 @@ from leaderboard.report import (
     deck_summary,
     sandbox_runs,
     secret_text,
+    teams_text,
 )
 from leaderboard.report_format import (
     config_value,
@@ -360,6 +361,7 @@ def render_html(
         ("decks", str(len(detail.decks))),
         ("deck orders", secrecy),
         ("bots ran in", sandbox_runs(detail)),
+        ("teams", teams_text(detail)),
         ("repeats", config_value(config, "repeat", "repeats")),
         ("move time (s)", config_value(config, "move_time")),
         ("fault limit", config_value(config, "max_faults")),

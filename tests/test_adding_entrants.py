@@ -123,10 +123,10 @@ def test_adding_twice_gives_the_records_of_the_whole_field(
     two = run(grown, store)
     assert (two.stored_before, two.played + two.skipped) == (12, 28)  # 7 new pairs x 4
     assert store.tournament(tid).configuration["additions"] == [[FIELD[2]], [SLEEPER, "crasher"]]
-    assert len(plan_resume(store, tid, catalog).schedule) == schedule_size(5, 2)
+    field = (*FIELD, SLEEPER, "crasher")
+    assert len(plan_resume(store, tid, catalog).schedule) == schedule_size(field, 2)
 
     whole = Store(f"sqlite:///{tmp_path}/whole.db")
-    field = (*FIELD, SLEEPER, "crasher")
     same = TournamentSpec(decks="random:2:8", bots=field, secret=store.secret(tid))
     assert run(plan_tournament(same, catalog), whole)
     assert stored(store, tid) == stored(whole, 1)  # crasher faults in 8 games, short of 10
@@ -211,7 +211,7 @@ def test_a_gauntlet_plays_exactly_the_tables_with_its_bot(catalog: Catalog, play
     expected = {frozenset(t) for t in combinations(everyone, players) if SLEEPER in t}
     assert tables(plan) == expected
     assert len(plan.schedule) == len(expected) * players * 2
-    assert len(plan.schedule) == schedule_size(5, 2, players, gauntlet=True)
+    assert len(plan.schedule) == schedule_size(everyone, 2, players, gauntlet=SLEEPER)
     assert plan.configuration["gauntlet"] == SLEEPER
     assert plan.name == f"random:2:3 classic {players}p, gauntlet of {SLEEPER}"
     round_robin = plan_tournament(TournamentSpec(decks="random:2:3", bots=tuple(everyone)), catalog)

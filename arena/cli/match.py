@@ -23,6 +23,7 @@ from arena.cli.options import (
     restart_time_option,
     secret_option,
     seed_option,
+    teams_option,
     variant_option,
 )
 
@@ -91,6 +92,7 @@ from arena.cli.options import (
     help="Go on with stored match ID (its bots, decks and settings; the test's options as "
     "given now).",
 )
+@teams_option
 @db_option
 @click.option("--quiet", is_flag=True, help="No live line.")
 @json_option
@@ -114,6 +116,7 @@ def match(
     restart_time: float | None,
     workers: int | None,
     resume_id: int | None,
+    teams: str | None,
     db_url: str | None,
     quiet: bool,
     as_json: bool,
@@ -149,9 +152,11 @@ def match(
         raise click.UsageError("--max-games bounds a sequential test: it needs --sprt")
     if resume_id is None and len(bots) != 2:
         raise click.UsageError(f"a match needs two bots, A and B; got {len(bots)}")
-    if resume_id is not None and (bots or deck_spec is not None or secret is not None):
+    if resume_id is not None and (
+        bots or deck_spec is not None or secret is not None or teams is not None
+    ):
         raise click.UsageError(
-            "--resume ID plays the stored match's bots, decks and secret: give none"
+            "--resume ID plays the stored match's bots, decks, secret and teams: give none"
         )
     hypotheses = parse_sprt(sprt) if sprt is not None else None
     most = (max_games or DEFAULT_MAX_GAMES) if hypotheses else (games or DEFAULT_GAMES)
@@ -179,6 +184,7 @@ def match(
             move_time=move_time,
             max_faults=limit,
             name=f"match {bots[0]} vs {bots[1]}",
+            teams=teams,
         )
         plan = plan_tournament(spec, catalog, store)
     _play(ctx, plan, store, box, catalog, hypotheses, alpha, beta, most, workers, quiet, as_json)

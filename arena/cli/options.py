@@ -96,6 +96,20 @@ def secret_option(f: F) -> F:
     )(f)
 
 
+def teams_option(f: F) -> F:
+    """``--teams``: where the entrants' teams come from, or ``None`` (no teams)."""
+    return click.option(
+        "--teams",
+        metavar="SOURCE",
+        default=None,
+        help="Who owns which bot, so that no table seats two bots of one team (no bot can "
+        "feed a teammate): 'packages' (a distribution's bots are one team), 'owners' (the "
+        "participants that submitted them to arena serve, in --db) or a teams file of lines "
+        "'TEAM: bot, bot' (docs/tournaments.md, Teams). Without it the report says that "
+        "bots of one owner may have played each other.",
+    )(f)
+
+
 def json_option(f: F) -> F:
     """``--json``: machine-readable output."""
     return click.option("--json", "as_json", is_flag=True, help="Print JSON instead of text.")(f)

@@ -28,6 +28,7 @@ from arena.cli.options import (
     secret_option,
     seed_option,
     start_compiling,
+    teams_option,
     tournament_id_option,
     variant_option,
 )
@@ -85,6 +86,7 @@ if TYPE_CHECKING:
     "(a new version against the field): only the tables that seat BOT. BOT joins the "
     "--bots entrants (default: every installed bot).",
 )
+@teams_option
 @click.option(
     "--resume",
     "resume_id",
@@ -125,6 +127,7 @@ def tournament(
     ray_address: str | None,
     name: str | None,
     gauntlet: str | None,
+    teams: str | None,
     resume_id: int | None,
     add_lists: tuple[str, ...],
     anchor: str | None,
@@ -178,6 +181,7 @@ def tournament(
             "max_faults": "--max-faults",
             "name": "--name",
             "gauntlet": "--gauntlet",
+            **({} if add_lists else {"teams": "--teams"}),
         }
         clash = [flag for param, flag in own.items() if given(ctx, param)]
         if clash:
@@ -202,7 +206,7 @@ def tournament(
         box = command_sandbox(sandbox, memory_mb, hide)
         catalog = load_catalog(box)
         if resume_id is not None and adding:
-            plan = add_entrants(store, resume_id, adding, catalog)
+            plan = add_entrants(store, resume_id, adding, catalog, teams)
         elif resume_id is not None:
             plan = plan_resume(store, resume_id, catalog)
         else:
@@ -220,6 +224,7 @@ def tournament(
                 max_faults=limit,
                 name=name,
                 gauntlet=gauntlet,
+                teams=teams,
             )
             plan = plan_tournament(spec, catalog, store)
         for bot, reason in plan.left_out:

@@ -66,6 +66,7 @@ def finish_competition(
             *("--name", settings.final_name, "--seed", new_seed()),
             *("--decks", f"balanced:{decks}"),
             *("--variant", variant, "--bots", ",".join(players)),
+            *("--teams", "owners"),
         ]
     C.set_competition(store, replace(C.competition(store, name), frozen=True, final=True))
     code = subprocess.run([*ARENA, "tournament", *command, *play, "--db", store.url]).returncode

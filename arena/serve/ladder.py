@@ -166,6 +166,7 @@ class Ladder(Background):
                 *("--name", self.settings.rated(len(rounds) + 1), "--seed", new_seed()),
                 *("--decks", f"balanced:{self.settings.rated_decks}"),
                 *("--variant", self.settings.variant, "--bots", ",".join(pair)),
+                *("--teams", "owners"),
             ]
         )
 
@@ -186,6 +187,7 @@ class Ladder(Background):
                 *("--decks", f"balanced:{self.settings.decks}"),
                 *("--variant", self.settings.variant),
                 *("--gauntlet", voice.player, "--bots", ",".join(field)),
+                *("--teams", "owners"),
             ]
         )
 

@@ -42,6 +42,7 @@ from arena.tournament.ctrl_c import ctrl_c_held
 from arena.tournament.disqualification import DisqualificationLedger, Verdict
 from arena.tournament.lease import RunnerLease
 from arena.tournament.schedule import ScheduledGame, grown_schedule, schedule_size
+from arena.tournament.teams import OWNERS, PACKAGES, resolve_teams
 from arena.tournament.worker import BlockResult, BlockTask, WorkerSetup, faulted, skipped
 from leaderboard.runners import LeaseLostError
 from leaderboard.store import EntrantInfo, GameEntry, Store, TournamentInfo, secret_deck_set
@@ -69,7 +70,9 @@ class TournamentSpec:
     variant at this table size), variant, table size, seed, repetitions and limits; for a
     gauntlet, the entrant every table seats (added to the entrants if they lack it); for a
     stored tournament that grew, the groups of entrants added to it (the last entrants of
-    ``bots``, in order).
+    ``bots``, in order); ``teams``, where the teams come from (:mod:`arena.tournament.teams`:
+    no table seats two entrants of one team) and, once resolved, ``team_of``, each entrant's
+    team (entrants of no team left out).
 
     ``seed`` names the tournament (it is part of its fingerprint) and seeds nothing a bot sees;
     ``secret`` fixes the tournament's secret seed instead of drawing one (to reproduce a
@@ -88,6 +91,8 @@ class TournamentSpec:
     gauntlet: str | None = None
     additions: tuple[tuple[str, ...], ...] = ()
     secret: int | None = field(default=None, repr=False)
+    teams: str | None = None
+    team_of: tuple[tuple[str, str], ...] = ()
 
     def configuration(self, entrants: Sequence[str]) -> dict[str, Any]:
         """The stored configuration: as the tournament was created, it is part of its
@@ -104,6 +109,8 @@ class TournamentSpec:
             config["gauntlet"] = self.gauntlet
         if self.additions:
             config["additions"] = [list(group) for group in self.additions]
+        if self.teams is not None:
+            config["teams"] = {"from": self.teams, "of": dict(self.team_of)}
         return config
 
 
@@ -232,6 +239,9 @@ def plan_tournament(spec: TournamentSpec, catalog: Catalog, store: Store | None 
     spec = replace(spec, variant=rules.name, gauntlet=gauntlet)
     if store is not None:
         store.create_schema()
+    if spec.teams is not None:
+        teams = resolve_teams(spec.teams, entrants, sorted(catalog.bots), store)
+        spec = replace(spec, team_of=tuple(sorted(teams.items())))
     secret = spec.secret
     if is_secret_spec(spec.decks) and store is not None:
         stored = store.find_secret(
@@ -246,7 +256,7 @@ def plan_tournament(spec: TournamentSpec, catalog: Catalog, store: Store | None 
     )
     if not spec.bots:
         games = schedule_size(
-            len(entrants), len(deck_set.decks), spec.players, spec.repeat, gauntlet is not None
+            names, len(deck_set.decks), spec.players, spec.repeat, gauntlet, dict(spec.team_of)
         )
         if games > DEFAULT_FIELD_GAMES:
             raise TournamentError(
@@ -255,6 +265,11 @@ def plan_tournament(spec: TournamentSpec, catalog: Catalog, store: Store | None 
                 "with --bots"
             )
     plan = _plan(spec, entrants, deck_set.decks, tuple(left_out), secret)
+    if not plan.schedule:
+        raise TournamentError(
+            f"every table of this tournament seats two bots of one team (--teams {spec.teams}"
+            f"{_teams_said(spec)}): there is nothing to play"
+        )
     if store is None:
         return plan
     found = store.find_tournament(
@@ -270,6 +285,15 @@ def plan_tournament(spec: TournamentSpec, catalog: Catalog, store: Store | None 
     resumed = plan_resume(store, found, catalog)
     _check_given_secret(spec, resumed.secret)
     return replace(resumed, left_out=plan.left_out)
+
+
+def _teams_said(spec: TournamentSpec) -> str:
+    """The teams of ``spec`` with two entrants or more, as the refusal of an empty schedule
+    says them (``; TEAM: a, b``)."""
+    members: dict[str, list[str]] = {}
+    for name, team in spec.team_of:
+        members.setdefault(team, []).append(name)
+    return "".join(f"; {t}: {', '.join(m)}" for t, m in members.items() if len(m) > 1)
 
 
 def _check_given_secret(spec: TournamentSpec, stored: int | None) -> None:
@@ -302,7 +326,14 @@ def _plan(
     # A tournament stored before tournaments had secrets keeps its games' seeds and order.
     games_seed = spec.seed if secret is None else secret
     schedule = grown_schedule(
-        stages, len(decks), spec.players, spec.repeat, games_seed, spec.gauntlet, secret is not None
+        stages,
+        len(decks),
+        spec.players,
+        spec.repeat,
+        games_seed,
+        spec.gauntlet,
+        secret is not None,
+        dict(spec.team_of),
     )
     return Plan(
         spec,
@@ -323,6 +354,7 @@ def plan_resume(store: Store, tournament_id: int, catalog: Catalog) -> Plan:
     store.create_schema()  # a database made by an older arena may lack the secrets table
     detail = store.tournament(tournament_id)
     config = detail.configuration
+    teams = config.get("teams") or {}
     entrants = []
     for stored in detail.entrants:
         try:
@@ -366,6 +398,8 @@ def plan_resume(store: Store, tournament_id: int, catalog: Catalog) -> Plan:
         name=detail.name,
         gauntlet=config.get("gauntlet"),
         additions=tuple(tuple(group) for group in config.get("additions", ())),
+        teams=teams.get("from"),
+        team_of=tuple(sorted(teams.get("of", {}).items())),
     )
     return _plan(
         resumed,
@@ -376,7 +410,13 @@ def plan_resume(store: Store, tournament_id: int, catalog: Catalog) -> Plan:
     )
 
 
-def add_entrants(store: Store, tournament_id: int, bots: Sequence[str], catalog: Catalog) -> Plan:
+def add_entrants(
+    store: Store,
+    tournament_id: int,
+    bots: Sequence[str],
+    catalog: Catalog,
+    teams: str | None = None,
+) -> Plan:
     """The plan of stored tournament ``tournament_id`` grown by the entrants ``bots`` (bot
     specs): the same decks and settings, its games as they are, and after them every game of a
     table that seats a new entrant (only with the gauntlet's entrant, in a gauntlet). Each new
@@ -385,7 +425,10 @@ def add_entrants(store: Store, tournament_id: int, bots: Sequence[str], catalog:
     published them (and its secret), so nothing may be added to it. One on public decks may
     grow after it is finished, its added games' seeds derived from its published secret: an
     entrant added then could know its opponents' seeds, as any bot can know public decks (not
-    ranked play). The additions are stored by :func:`hold`."""
+    ranked play). A tournament of teams places the new entrants in teams from ``teams`` (when
+    given: another teams file, or the stored source again) or its stored source: they play no
+    teammate, and the entrants it had keep their teams. The additions are stored by
+    :func:`hold`."""
     plan = plan_resume(store, tournament_id, catalog)
     if not bots:
         raise TournamentError("--add needs at least one bot")
@@ -407,6 +450,7 @@ def add_entrants(store: Store, tournament_id: int, bots: Sequence[str], catalog:
         plan.spec,
         bots=(*entered, *new),
         additions=(*plan.spec.additions, tuple(new)),
+        team_of=_added_teams(store, tournament_id, plan, added, catalog, teams),
     )
     return _plan(
         spec,
@@ -416,6 +460,33 @@ def add_entrants(store: Store, tournament_id: int, bots: Sequence[str], catalog:
         tournament_id=tournament_id,
         added=added,
     )
+
+
+def _added_teams(
+    store: Store,
+    tournament_id: int,
+    plan: Plan,
+    added: Sequence[EntrantInfo],
+    catalog: Catalog,
+    given: str | None,
+) -> tuple[tuple[str, str], ...]:
+    """The teams of tournament ``tournament_id`` grown by ``added`` (see :func:`add_entrants`)."""
+    stored = plan.spec.teams
+    if stored is None:
+        if given is not None:
+            raise TournamentError(
+                f"tournament {tournament_id} was played without teams: --teams cannot be given "
+                "when adding to it (its games may already seat two bots of one team)"
+            )
+        return plan.spec.team_of
+    keywords = (PACKAGES, OWNERS)
+    if given is not None and given != stored and (given in keywords or stored in keywords):
+        raise TournamentError(
+            f"tournament {tournament_id} plays by teams from {stored}, not {given}"
+        )
+    found = resolve_teams(given or stored, [*plan.entrants, *added], sorted(catalog.bots), store)
+    new = {e.name for e in added}
+    return tuple(sorted([*plan.spec.team_of, *((n, t) for n, t in found.items() if n in new)]))
 
 
 # --- running -----------------------------------------------------------------------------------
@@ -560,11 +631,12 @@ def scheduled_games(info: TournamentInfo) -> int:
     unplayed, see :mod:`arena.tournament.disqualification`)."""
     config = info.configuration
     return schedule_size(
-        len(info.entrants),
+        list(info.entrants),
         info.deck_count,
         info.players,
         int(config.get("repeat", 1)),
-        gauntlet=config.get("gauntlet") is not None,
+        gauntlet=config.get("gauntlet"),
+        teams=(config.get("teams") or {}).get("of"),
     )
 
 

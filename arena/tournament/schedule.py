@@ -23,12 +23,12 @@ played a game, in which block, or how often the run was interrupted.
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from itertools import combinations
-from math import comb
 
 from arena.seeds import seed_deriver
+from arena.tournament.teams import tables_without_teammates, team_sizes, teammates
 
 #: Decks each seating plays in a row (see the module's description).
 DECK_RUN = 36
@@ -147,6 +147,7 @@ def grown_schedule(
     seed: int = 0,
     gauntlet: str | None = None,
     runs: bool = True,
+    teams: Mapping[str, str] | None = None,
 ) -> list[ScheduledGame]:
     """The schedule of a tournament whose entrants came in ``stages``: the entrants it was
     created with, then each group of entrants added to it. The first stage's games come first,
@@ -154,12 +155,14 @@ def grown_schedule(
     grown field that seats one of its entrants, in the same order over the grown field (entrants
     in the order they came). Adding entrants therefore leaves every earlier game where it was,
     with its key and seed. With ``gauntlet`` (an entrant of the first stage) only the tables
-    that seat it are played: that entrant against every other and no other pair."""
+    that seat it are played: that entrant against every other and no other pair. With
+    ``teams`` (entrant name to team, :mod:`arena.tournament.teams`) no table seats two entrants
+    of one team."""
     games: list[ScheduledGame] = []
     field: list[str] = []
     for number, stage in enumerate(stages):
         field += stage
-        keep = _seating(frozenset(stage) if number else None, gauntlet)
+        keep = _seating(frozenset(stage) if number else None, gauntlet, teams or {})
         games += round_robin(
             field, decks, players, repeat, seed, keep=keep, first=len(games), runs=runs
         )
@@ -167,28 +170,40 @@ def grown_schedule(
 
 
 def _seating(
-    anyof: frozenset[str] | None, gauntlet: str | None
+    anyof: frozenset[str] | None, gauntlet: str | None, teams: Mapping[str, str]
 ) -> Callable[[tuple[str, ...]], bool]:
-    """Whether a table seats one of ``anyof`` (when given) and ``gauntlet`` (when given)."""
+    """Whether a table seats one of ``anyof`` (when given) and ``gauntlet`` (when given), and
+    no two entrants of one of ``teams``."""
 
     def keep(table: tuple[str, ...]) -> bool:
         if anyof is not None and anyof.isdisjoint(table):
             return False
-        return gauntlet is None or gauntlet in table
+        if gauntlet is not None and gauntlet not in table:
+            return False
+        return not teams or not teammates(table, teams)
 
     return keep
 
 
 def schedule_size(
-    entrants: int, decks: int, players: int = 2, repeat: int = 1, gauntlet: bool = False
+    entrants: Sequence[str],
+    decks: int,
+    players: int = 2,
+    repeat: int = 1,
+    gauntlet: str | None = None,
+    teams: Mapping[str, str] | None = None,
 ) -> int:
     """How many games the schedule of ``entrants`` has, grown or not (the stages of
     :func:`grown_schedule` together play every table of the whole field once), counted without
-    making them; ``gauntlet``: only the tables that seat one given entrant."""
-    if gauntlet:
-        tables = comb(entrants - 1, players - 1) if entrants else 0
+    making them; ``gauntlet``: only the tables that seat that entrant; ``teams``: no table
+    seating two entrants of one team."""
+    teams = teams or {}
+    if gauntlet is None:
+        tables = tables_without_teammates(team_sizes(entrants, teams), players)
     else:
-        tables = comb(entrants, players)
+        own = teams.get(gauntlet)
+        others = [n for n in entrants if n != gauntlet and (own is None or teams.get(n) != own)]
+        tables = tables_without_teammates(team_sizes(others, teams), players - 1)
     return tables * players * decks * repeat
 
 
