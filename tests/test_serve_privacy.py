@@ -229,3 +229,33 @@ def test_every_route_of_the_server_says_what_private_output_it_may_carry(tmp_pat
     routed = {route.path for route in app.routes if isinstance(route, Route)}
     assert routed == set(CHANNELS)
     assert len(app.routes) == len([r for r in app.routes if isinstance(r, Route)])
+
+
+def test_participant_and_distribution_names_that_can_be_mistaken_are_refused(
+    tmp_path: Path,
+) -> None:
+    from leaderboard import participants as P
+    from leaderboard.store import Store
+
+    store = Store(f"sqlite:///{tmp_path / 'arena.db'}")
+    P.add_participant(store, "carol")
+    P.add_participant(store, "bob")
+    for name, other in (("Carol", "carol"), ("car0l", "carol"), ("8ob", "bob")):
+        with pytest.raises(P.ParticipantError) as refused:
+            P.add_participant(store, name)
+        assert str(refused.value) == (
+            f"participant name {name!r} can be mistaken for participant {other!r}: "
+            "choose another name"
+        )
+    with pytest.raises(P.ParticipantError, match="printable ASCII"):
+        P.add_participant(store, "c\u0430rol")  # a Cyrillic a
+    ids = {p.name: p.id for p in P.participants(store)}
+    P.claim(store, "carol-bot", ids["carol"])
+    with pytest.raises(P.ParticipantError) as refused:
+        P.claim(store, "caroi-bot", ids["bob"])
+    assert str(refused.value) == (
+        "caroi-bot can be mistaken for carol-bot, which belongs to participant 'carol': "
+        "choose another name"
+    )
+    P.claim(store, "caroi-bot", ids["carol"])  # her own look-alikes are hers to choose
+    P.claim(store, "carol-bot", ids["carol"])  # and her own again
