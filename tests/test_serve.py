@@ -42,9 +42,9 @@ def test_a_participant_is_added_once_and_only_its_tokens_hash_is_kept(server: Se
     assert again.stderr.strip() == "arena: error: a participant called 'alice' exists already"
     assert token.encode() not in (server.where / "arena.db").read_bytes()
     store = Store(server.env["ARENA_DB"])
-    found = P.byadd_participant(store, token)
+    found = P.by_token(store, token)
     assert found is not None and found.name == "alice"
-    assert P.byadd_participant(store, token + "x") is None
+    assert P.by_token(store, token + "x") is None
     assert "alice (added " in server.arena("serve", "participants", "list").stdout
 
 
