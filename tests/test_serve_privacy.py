@@ -259,3 +259,28 @@ def test_participant_and_distribution_names_that_can_be_mistaken_are_refused(
     )
     P.claim(store, "caroi-bot", ids["carol"])  # her own look-alikes are hers to choose
     P.claim(store, "carol-bot", ids["carol"])  # and her own again
+
+
+def test_a_viewer_reads_the_messages_of_its_own_bots_alone() -> None:
+    from arena.referee.records import HIDDEN_MESSAGE, Fault, GameRecord
+    from arena.serve.privacy import ANONYMOUS, Viewer, faults
+
+    record = GameRecord(
+        variant="classic", players=2, seats=["mine", "theirs"], deck=[], first=0, seed=1,
+        events=[], actions=[], winners=[], end_reason="", times=[0.0, 0.0], moves=[0, 0],
+        faults=[Fault(0, "crash", "ValueError: mine", 3), Fault(1, "exited", "theirs", 4)],
+    )  # fmt: skip
+    shown = record.with_messages_of({0})
+    assert [(f.seat, f.kind, f.move, f.message) for f in shown.faults] == [
+        (0, "crash", 3, "ValueError: mine"),
+        (1, "exited", 4, HIDDEN_MESSAGE),
+    ]
+    assert record.faults[1].message == "theirs"  # a copy: the stored record is unchanged
+    summary = {"total": 1, "by_kind": {"crash": 1}, "examples": [{"kind": "crash", "message": "x"}]}
+    assert faults(summary, 7, Viewer(7)) == summary
+    for viewer in (ANONYMOUS, Viewer(8)):
+        assert faults(summary, 7, viewer)["examples"] == [
+            {"kind": "crash", "message": HIDDEN_MESSAGE}
+        ]
+    assert faults(summary, None, Viewer(7))["examples"][0]["message"] == HIDDEN_MESSAGE
+    assert not ANONYMOUS.sees(None)
