@@ -18,7 +18,7 @@ from typing import Any
 
 from sqlalchemy import func, select, update
 
-from arena.hosting.names import canonical
+from arena.hosting.names import canonical, skeleton
 from leaderboard.models import (
     UPLOAD_STATUSES,
     BotOwner,
@@ -97,17 +97,26 @@ class UploadInfo:
 
 
 def add_participant(store: Store, name: str) -> str:
-    """Add a participant called ``name``; returns its token (shown once, never stored)."""
+    """Add a participant called ``name`` (1 to 100 printable ASCII characters, none that can
+    be mistaken for another participant's: :func:`~arena.hosting.names.skeleton`); returns its
+    token (shown once, never stored)."""
     cleaned = name.strip()
-    if not cleaned or len(cleaned) > 100 or not cleaned.isprintable():
+    if not cleaned or len(cleaned) > 100 or not cleaned.isascii() or not cleaned.isprintable():
         raise ParticipantError(
-            f"bad participant name {name[:100]!r}: 1 to 100 printable characters"
+            f"bad participant name {name[:100]!r}: 1 to 100 printable ASCII characters"
         )
     store.create_schema()
     token = secrets.token_urlsafe(32)
     with store.transaction() as session:
-        if session.scalar(select(Participant.id).where(Participant.name == cleaned)) is not None:
+        names = list(session.scalars(select(Participant.name)))
+        if cleaned in names:
             raise ParticipantError(f"a participant called {cleaned!r} exists already")
+        for other in names:
+            if skeleton(other) == skeleton(cleaned):
+                raise ParticipantError(
+                    f"participant name {cleaned!r} can be mistaken for participant {other!r}: "
+                    "choose another name"
+                )
         session.add(Participant(name=cleaned, token_hash=token_hash(token)))
     return token
 
@@ -128,11 +137,24 @@ def by_token(store: Store, token: str) -> ParticipantInfo | None:
 
 
 def claim(store: Store, distribution: str, participant_id: int) -> None:
-    """Make ``distribution`` (a canonical name) ``participant_id``'s if nobody holds it; a
-    :class:`ParticipantError` naming the holder if someone else does."""
+    """Make ``distribution`` (a canonical name) ``participant_id``'s if nobody holds it nor
+    another participant holds one it can be mistaken for
+    (:func:`~arena.hosting.names.skeleton`); a :class:`ParticipantError` naming the holder
+    otherwise."""
     with store.transaction() as session:
         owner = session.get(BotOwner, distribution)
         if owner is None:
+            others = session.scalars(
+                select(BotOwner).where(BotOwner.participant_id != participant_id)
+            )
+            for other in others:
+                if skeleton(other.distribution) == skeleton(distribution):
+                    holder = session.get(Participant, other.participant_id)
+                    raise ParticipantError(
+                        f"{distribution} can be mistaken for {other.distribution}, which belongs "
+                        f"to participant {holder.name if holder else other.participant_id!r}: "
+                        "choose another name"
+                    )
             session.add(BotOwner(distribution=distribution, participant_id=participant_id))
             return
         if owner.participant_id != participant_id:

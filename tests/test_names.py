@@ -22,7 +22,7 @@ from click.testing import CliRunner, Result
 from arena.cli.main import cli
 from arena.errors import ArenaError, UnknownBotError
 from arena.hosting.catalog import Catalog, load_catalog
-from arena.hosting.names import BUILTIN_DISTRIBUTION
+from arena.hosting.names import BUILTIN_DISTRIBUTION, canonical, skeleton
 from arena.hosting.plugins import load_registry
 from arena.hosting.sandbox import choose_sandbox
 from arena.tournament.runner import (
@@ -250,3 +250,49 @@ def test_resume_refuses_an_entrant_whose_name_is_now_contested(
     message = str(info.value)
     assert f"tournament {tid}" in message and TWIN_A in message and TWIN_B in message
     assert "\n" not in message
+
+
+@pytest.mark.parametrize(
+    ("name", "other"),
+    [
+        ("caroIbot", "carolbot"),  # a capital I for an l
+        ("car0l-bot", "carolbot"),  # a zero for an o, a separator
+        ("greedy_", "greedy"),  # a separator at the end
+        ("Greedy", "greedy"),
+        ("my.bot", "my_bot"),
+        ("bob 1", "Bob-l"),  # participant names hold spaces
+        ("rnybot", "mybot"),
+        ("vvinner", "winner"),
+        ("clever", "dever"),
+        ("5tar", "star"),
+        ("8ob", "bob"),
+        ("i1l", "lil"),
+        ("2ero", "zero"),
+    ],
+)
+def test_look_alike_names_share_a_skeleton(name: str, other: str) -> None:
+    assert skeleton(name) == skeleton(other)
+
+
+@pytest.mark.parametrize(
+    ("name", "other"),
+    [
+        ("carolbot", "carlbot"),
+        ("greedy", "greedy3"),
+        ("bot1", "bot7"),
+        ("alicebot", "alicebots"),
+        ("random", "rand"),
+        ("mybot", "nybot"),
+        ("alice", "bob"),
+        ("uniform", "unifarm"),
+    ],
+)
+def test_names_that_look_different_do_not(name: str, other: str) -> None:
+    assert skeleton(name) != skeleton(other)
+
+
+def test_a_skeleton_keeps_the_canonical_folding() -> None:
+    """What :func:`canonical` makes one name (case, runs of ``-_.``) stays one: a name is
+    never told apart from itself."""
+    for name in ("GREEDY", "my__bot", "A.b-C", "x"):
+        assert skeleton(name) == skeleton(canonical(name))

@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from test_serve import Server, _token
+from serving import Server, add_participant, upload, wait_until
 from wheels import PLUGIN, bot_wheel
 
 from arena.serve.client import source_package
@@ -34,12 +34,6 @@ def _two_bots(directory: Path, distribution: str, first: str, second: str) -> Pa
     )
 
 
-def _upload(server: Server, token: str, wheel: Path) -> int:
-    code, answer = server.post_file(token, wheel.name, wheel.read_bytes())
-    assert code == 202, answer
-    return int(answer["id"])
-
-
 def _games(server: Server) -> list[tuple[str, list[str]]]:
     """Every stored game: its tournament's name and its seats."""
     store = Store(server.env["ARENA_DB"])
@@ -53,16 +47,6 @@ def _games(server: Server) -> list[tuple[str, list[str]]]:
         store.close()
 
 
-def _wait(what: str, check: Any, seconds: float = 180) -> Any:
-    deadline = time.monotonic() + seconds
-    while time.monotonic() < deadline:
-        found = check()
-        if found:
-            return found
-        time.sleep(0.2)
-    raise AssertionError(f"{what}: not within {seconds:g} s")
-
-
 def test_one_participant_one_voice(tmp_path: Path) -> None:
     """A package registering a star and a feeder (the issue's: the feeder throws its rounds to
     the star) and another participant's bot: only the star (the first bot of the latest upload)
@@ -74,12 +58,12 @@ def test_one_participant_one_voice(tmp_path: Path) -> None:
         *("--check-rounds", "2", "--field", "random", "--ladder-decks", "2"),
         *("--rated-decks", "1", "--workers", "1"),
     )
-    alice, bob = _token(server, "alice"), _token(server, "bob")
+    alice, bob = add_participant(server, "alice"), add_participant(server, "bob")
     server.start()
     try:
-        star = _upload(server, alice, _two_bots(tmp_path / "a", "alice-pack", "star", "feeder"))
+        star = upload(server, alice, _two_bots(tmp_path / "a", "alice-pack", "star", "feeder"))
         assert server.wait_final(alice, star)["status"] == "ranked"
-        other = _upload(server, bob, bot_wheel(_dir(tmp_path / "b"), "bob-bot", "bobbot"))
+        other = upload(server, bob, bot_wheel(_dir(tmp_path / "b"), "bob-bot", "bobbot"))
         assert server.wait_final(bob, other)["status"] == "ranked"
         code, ranked = server.get("/api/ranked", alice)
         assert code == 200 and ranked["voice"]["player"] == "star@1"
@@ -99,11 +83,11 @@ def test_one_participant_one_voice(tmp_path: Path) -> None:
             rows = {row["bot"] for row in board["standings"]}
             return board if code == 200 and "feeder@1" in rows else None
 
-        board = _wait("the feeder placed and ranked", placed)
+        board = wait_until("the feeder placed and ranked", placed)
         assert {row["bot"] for row in board["standings"]} == {"feeder@1", "bobbot@1", "random"}
         assert "star@1" in {row["bot"] for row in board["older_versions"]}
         # let rated rounds be played, then: no game ever seated alice's two bots together
-        _wait("a rated round", lambda: any("rated games" in n for n, _ in _games(server)), 120)
+        wait_until("a rated round", lambda: any("rated games" in n for n, _ in _games(server)), 120)
         for name, seats in _games(server):
             assert not {"star", "feeder"} <= set(seats), (name, seats)
     finally:
@@ -119,7 +103,7 @@ def test_uploads_at_once_are_counted_against_the_hourly_limit(tmp_path: Path) ->
     """Twenty uploads from one token at once against ``--per-hour 3``: three accepted (before,
     sixteen were: the count was checked before the upload was read, and stored after)."""
     server = Server(tmp_path, *("--per-hour", "3", "--field", "random", "--rated-decks", "0"))
-    alice = _token(server, "alice")
+    alice = add_participant(server, "alice")
     wheel = bot_wheel(_dir(tmp_path / "a"), "alice-bot", "alicebot")
     data = wheel.read_bytes()
     server.start()
@@ -147,7 +131,7 @@ def test_slow_builds_of_one_participant_never_hold_another_s(tmp_path: Path) -> 
         *("--builders", "1", "--build-seconds", "10", "--check-rounds", "2"),
         *("--field", "random", "--ladder-decks", "1", "--rated-decks", "0", "--workers", "1"),
     )
-    mallory, bob = _token(server, "mallory"), _token(server, "bob")
+    mallory, bob = add_participant(server, "mallory"), add_participant(server, "bob")
     slow = test_hostile_builds.hostile(tmp_path / "slow", {"attack": "slow", "seconds": 600})
     name, data = source_package(slow)
     wheel = bot_wheel(_dir(tmp_path / "b"), "bob-bot", "bobbot")
@@ -164,10 +148,10 @@ def test_slow_builds_of_one_participant_never_hold_another_s(tmp_path: Path) -> 
             assert code == 200, state
             return str(state["status"])
 
-        _wait("mallory's first build", lambda: status(mallory, slow_ids[0]) == "building", 60)
+        wait_until("mallory's first build", lambda: status(mallory, slow_ids[0]) == "building", 60)
         sent = time.monotonic()
-        honest = _upload(server, bob, wheel)
-        _wait("bob's build", lambda: status(bob, honest) != "queued", 10 + 15)
+        honest = upload(server, bob, wheel)
+        wait_until("bob's build", lambda: status(bob, honest) != "queued", 10 + 15)
         waited = time.monotonic() - sent
         assert status(mallory, slow_ids[2]) == "queued", "bob's build waited for mallory's"
         assert waited < 10 + 15, waited
@@ -209,13 +193,13 @@ def test_withdrawing_stopping_and_killing_never_stop_rated_play(tmp_path: Path) 
         *("--check-rounds", "2", "--field", "random", "--ladder-decks", "2"),
         *("--rated-decks", "3", "--workers", "1"),
     )
-    alice, bob, carol = (_token(server, name) for name in ("alice", "bob", "carol"))
+    alice, bob, carol = (add_participant(server, name) for name in ("alice", "bob", "carol"))
     server.start()
     try:
-        first = _upload(server, alice, bot_wheel(_dir(tmp_path / "a"), "alice-bot", "alicebot"))
-        second = _upload(server, bob, bot_wheel(_dir(tmp_path / "b"), "bob-bot", "bobbot"))
-        for token, upload in ((alice, first), (bob, second)):
-            assert server.wait_final(token, upload)["status"] == "ranked"
+        first = upload(server, alice, bot_wheel(_dir(tmp_path / "a"), "alice-bot", "alicebot"))
+        second = upload(server, bob, bot_wheel(_dir(tmp_path / "b"), "bob-bot", "bobbot"))
+        for token, upload_id in ((alice, first), (bob, second)):
+            assert server.wait_final(token, upload_id)["status"] == "ranked"
 
         # 1. bob withdraws during a rated round with his bot; the server is stopped and started
         def bobs_round() -> int | None:
@@ -226,7 +210,7 @@ def test_withdrawing_stopping_and_killing_never_stop_rated_play(tmp_path: Path) 
                     return tid
             return None
 
-        interrupted = _wait("a rated round with bob's bot", bobs_round)
+        interrupted = wait_until("a rated round with bob's bot", bobs_round)
         assert server.delete(f"/api/submissions/{second}", bob)[0] == 200
         server.stop()
         assert dict((t, s) for t, _, s in _tournaments(server, "rated games"))[interrupted] != (
@@ -239,7 +223,7 @@ def test_withdrawing_stopping_and_killing_never_stop_rated_play(tmp_path: Path) 
                      if t > interrupted and s == "finished"]  # fmt: skip
             return bool(later)
 
-        _wait("a rated round after the restart", round_after, 120)
+        wait_until("a rated round after the restart", round_after, 120)
         code, health = server.get("/api/health", None)
         assert code == 200 and health["ladder_error"] is None, health
         statuses = dict((t, s) for t, _, s in _tournaments(server, "rated games"))
@@ -248,19 +232,19 @@ def test_withdrawing_stopping_and_killing_never_stop_rated_play(tmp_path: Path) 
         assert f"tournament {interrupted} " in notes and "could not be resumed" in notes
 
         # 2. carol's placement against alice's bot; alice withdraws, the server is killed
-        third = _upload(server, carol, bot_wheel(_dir(tmp_path / "c"), "carol-bot", "carolbot"))
-        placing = _wait("carol's placement", lambda: _running(server, f"upload {third},"), 180)
+        third = upload(server, carol, bot_wheel(_dir(tmp_path / "c"), "carol-bot", "carolbot"))
+        placing = wait_until("carol's placement", lambda: _running(server, f"upload {third},"), 180)
         assert server.delete(f"/api/submissions/{first}", alice)[0] == 200
         server.kill()
         server.start()
         assert server.wait_final(carol, third)["status"] == "ranked"
         assert dict((t, s) for t, _, s in _tournaments(server, "placement"))[placing] == "finished"
-        _wait("a rated round after the kill", lambda: _running(server, "rated games"), 120)
+        wait_until("a rated round after the kill", lambda: _running(server, "rated games"), 120)
 
         # 3. the final round-robin refuses a withdrawal
         finishing = server.spawn("serve", "finish", "--decks", "1")
         try:
-            _wait("the final", lambda: server.get("/api/leaderboard", None)[1]["final"], 120)
+            wait_until("the final", lambda: server.get("/api/leaderboard", None)[1]["final"], 120)
             code, refused = server.delete(f"/api/submissions/{third}", carol)
             assert code == 409 and "is being finished" in refused["error"], refused
         finally:

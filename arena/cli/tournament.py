@@ -385,12 +385,21 @@ def _names(names: list[str], width: int = 72) -> str:
     return ", ".join(shown)
 
 
-def _standings(store: Any, tournament_id: int | None, anchor: tuple[str, float] | None) -> Any:
-    """The stored tournament (the latest one by default), its games and its standings."""
+def _standings(
+    store: Any,
+    tournament_id: int | None,
+    anchor: tuple[str, float] | None,
+    fault_messages: bool = True,
+) -> Any:
+    """The stored tournament (the latest one by default), its games and its standings; without
+    ``fault_messages``, every fault's message left out of the games (and so of all that is
+    made of them)."""
     from leaderboard.standings import compute_standings
 
     detail = store.tournament(tournament_id)
     games = store.stored_games(detail.id)
+    if not fault_messages:
+        games = [replace(g, record=g.record.with_messages_of(())) for g in games]
     try:
         standings = compute_standings(
             games,
@@ -640,6 +649,13 @@ def leaderboard(
     help="Which games get a replay page next to the --html report: games with faults and a "
     "spread of each pair's games (sample, the default), games with faults, every game, or none.",
 )
+@click.option(
+    "--fault-messages/--no-fault-messages",
+    default=True,
+    show_default=True,
+    help="Show what each bot said in its faults (an exception's text, its last output), or "
+    "only each fault's kind: for a report read by others than the bots' authors.",
+)
 @db_option
 @json_option
 def report(
@@ -647,6 +663,7 @@ def report(
     anchor: str | None,
     html_path: Path | None,
     pages: str | None,
+    fault_messages: bool,
     db_url: str | None,
     as_json: bool,
 ) -> None:
@@ -661,7 +678,7 @@ def report(
     if pages is not None and html_path is None:
         raise click.UsageError("--pages chooses the replay pages of an --html report: give --html")
     detail, games, standings = _standings(
-        Store.open_existing(db_url), tournament_id, parse_anchor(anchor)
+        Store.open_existing(db_url), tournament_id, parse_anchor(anchor), fault_messages
     )
     analysis = analyse(games, standings, detail.players) if html_path or as_json else None
     if html_path is not None:

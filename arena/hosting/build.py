@@ -71,7 +71,7 @@ from arena.errors import ArenaError
 from arena.hosting import cgroups, copyout
 from arena.hosting import submissions as S
 from arena.hosting.epochs import sandbox_pids
-from arena.hosting.names import canonical, is_builtin
+from arena.hosting.names import canonical, is_builtin, skeleton
 from arena.hosting.plugins import GROUP
 from arena.hosting.sandbox import (
     _UIDS,
@@ -698,21 +698,38 @@ def _list_plugins(snapshot: Path, content: str, plugins: dict[str, str]) -> dict
 
 def _check_names(distribution: str, plugins: dict[str, Any], store: S.Store) -> None:
     """A bot name belongs to the distribution that claimed it first: refuse names the arena's
-    own bots, an installed package or another submitted distribution already registers."""
+    own bots, an installed package or another submitted distribution already registers, and
+    new names that look like one of theirs (:func:`~arena.hosting.names.skeleton`); a name the
+    distribution registered in an earlier version stays its own."""
     from arena.hosting.catalog import load_catalog
 
     catalog = load_catalog(choose_sandbox("bwrap"), store=store)
-    taken = {canonical(n): e.distribution for n, e in catalog.bots.items()}
+    mine = canonical(distribution)
+    taken = {canonical(n): (n, e.distribution) for n, e in catalog.bots.items()}
+    kept: set[str] = set()
     for record in store.records():
-        if canonical(record.distribution) != canonical(distribution):
-            taken.update({canonical(n): record.distribution for n in record.bots})
+        if canonical(record.distribution) != mine:
+            taken.update({canonical(n): (n, record.distribution) for n in record.bots})
+        else:
+            kept.update(canonical(n) for n in record.bots)
+    looks: dict[str, tuple[str, str]] = {}
+    for other, owner in taken.values():
+        if canonical(owner) != mine:
+            looks.setdefault(skeleton(other), (other, owner))
     for plugin in plugins.values():
         for bot in plugin["listing"]["bots"]:
-            owner = taken.get(canonical(str(bot["name"])))
-            if owner is not None and canonical(owner) != canonical(distribution):
+            name = str(bot["name"])
+            found = taken.get(canonical(name))
+            if found is not None and canonical(found[1]) != mine:
                 raise S.SubmissionError(
-                    f"bot {bot['name']!r} of {distribution} is refused: the name belongs to "
-                    f"{owner} (choose another name)"
+                    f"bot {name!r} of {distribution} is refused: the name belongs to "
+                    f"{found[1]} (choose another name)"
+                )
+            similar = None if canonical(name) in kept else looks.get(skeleton(name))
+            if similar is not None:
+                raise S.SubmissionError(
+                    f"bot {name!r} of {distribution} is refused: it can be mistaken for "
+                    f"{similar[0]!r} of {similar[1]} (choose another name)"
                 )
 
 

@@ -13,7 +13,10 @@ A name belongs to one distribution. The rule, applied to every claim the install
 
 Names are compared folded: case and the separators ``-``, ``_``, ``.`` do not tell names apart,
 so ``GREEDY`` claims ``greedy`` and ``my_bot`` claims ``my-bot``. A name is ASCII
-(:data:`NAME_PATTERN`), so letters of other scripts cannot make a look-alike either.
+(:data:`NAME_PATTERN`), so letters of other scripts cannot make a look-alike either. A submitted
+package's new name is refused even where it only looks like another distribution's
+(:func:`skeleton`: ``caroIbot`` beside ``carolbot``, ``greedy_`` beside ``greedy``), and so are a
+competition server's participant and distribution names that look like another participant's.
 Each refused claim is one line naming both distributions; the plugin that made it keeps the
 names it does own.
 """
@@ -36,6 +39,28 @@ NAME_PATTERN = re.compile(r"^[A-Za-z_][A-Za-z0-9_.-]{0,63}$")
 def canonical(name: str) -> str:
     """``name`` folded for comparison (PEP 503 style): lower case, runs of ``-_.`` as ``-``."""
     return re.sub(r"[-_.]+", "-", name).lower()
+
+
+#: What separates the words of a name: left out when names are compared by their looks.
+_SEPARATORS = re.compile(r"[-_.\s]+")
+#: Characters that look like another once case is folded, each as the one it looks like.
+_LOOK_ALIKE = str.maketrans({"0": "o", "1": "l", "i": "l", "|": "l", "!": "l", "5": "s",
+                             "2": "z", "8": "b"})  # fmt: skip
+#: Pairs of letters that look like one letter, each with that letter.
+_LOOK_ALIKE_PAIRS = (("rn", "m"), ("vv", "w"), ("cl", "d"))
+
+
+def skeleton(name: str) -> str:
+    """What ``name`` looks like: :func:`canonical`, then without its separators (``-``, ``_``,
+    ``.``, white space), each character that looks like another as that one (``0`` as ``o``;
+    ``1``, ``i``, ``|`` and ``!`` as ``l``; ``5`` as ``s``; ``2`` as ``z``; ``8`` as ``b``) and
+    each pair of letters that looks like one letter as it (``rn`` as ``m``, ``vv`` as ``w``,
+    ``cl`` as ``d``). Names of one skeleton can be mistaken for one another: ``caroIbot``,
+    ``car0l-bot`` and ``carolbot``; ``greedy_`` and ``greedy``; ``rnybot`` and ``mybot``."""
+    folded = _SEPARATORS.sub("", canonical(name)).translate(_LOOK_ALIKE)
+    for pair, letter in _LOOK_ALIKE_PAIRS:
+        folded = folded.replace(pair, letter)
+    return folded
 
 
 def is_builtin(distribution: str) -> bool:

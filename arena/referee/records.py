@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field
+from collections.abc import Collection
+from dataclasses import asdict, dataclass, field, replace
 from typing import Any
 
 from arena.game.events import Event
@@ -20,6 +21,10 @@ FAULT_KINDS = (
     "shortage",  # the kernel killed the host for the machine's memory shortage: no bot's fault
     "internal",  # the referee failed unexpectedly while dealing with the bot (a bug)
 )
+#: What a fault's message reads where it is not shown: what a bot said is its author's to read
+#: (a competition server shows it to the bot's participant alone, docs/serve.md), while its
+#: kind, seat and move are everyone's.
+HIDDEN_MESSAGE = "(private)"
 
 
 @dataclass(frozen=True)
@@ -35,6 +40,10 @@ class Fault:
     def to_json(self) -> dict[str, Any]:
         """A JSON-ready dict."""
         return asdict(self)
+
+    def hidden(self) -> Fault:
+        """The fault without its message (:data:`HIDDEN_MESSAGE` instead)."""
+        return replace(self, message=HIDDEN_MESSAGE)
 
 
 @dataclass
@@ -72,6 +81,12 @@ class GameRecord:
         the round says nothing of the bots' strength and is not rated."""
         faulted = {f.seat for f in self.faults if f.move <= self.opening}
         return len(faulted) == self.players
+
+    def with_messages_of(self, seats: Collection[int]) -> GameRecord:
+        """A copy whose faults keep their messages at ``seats`` only (:meth:`Fault.hidden`
+        elsewhere)."""
+        faults = [f if f.seat in seats else f.hidden() for f in self.faults]
+        return replace(self, faults=faults)
 
     def log_lines(self, reveal: bool = False) -> list[str]:
         """The round as numbered readable lines: public events, or every event with ``reveal``."""

@@ -3,7 +3,8 @@
 Modules: :mod:`~arena.serve.app` (the HTTP API, a Starlette application),
 :mod:`~arena.serve.pipeline` (uploads built in the sandbox and checked, one at a time),
 :mod:`~arena.serve.ladder` (placement sets, rated rounds and the ladder's standings),
-:mod:`~arena.serve.background` (the thread and child processes both of those run) and
+:mod:`~arena.serve.background` (the thread and child processes both of those run),
+:mod:`~arena.serve.privacy` (who sees a bot's private output: the one place that decides) and
 :mod:`~arena.serve.client` (``arena submit --server``, the other end).
 
 May import: arena, arena.errors, arena.seeds, arena.engine, arena.game, arena.bot, arena.botspec,

@@ -1,7 +1,9 @@
 """The competition server's HTTP API (docs/serve.md), a Starlette application.
 
 Every request that changes or reads a participant's own things carries its token as
-``Authorization: Bearer TOKEN`` (never in the URL, so no access log ever holds one). Errors are
+``Authorization: Bearer TOKEN`` (never in the URL, so no access log ever holds one); a request
+for a bot or a game may carry it too, to see its own bots' private output, which
+:mod:`arena.serve.privacy` keeps from everyone else. Errors are
 JSON objects ``{"error": "one line"}`` with the matching status code. The application never
 imports or runs an upload: it stores the file and queues it for :class:`Pipeline`.
 """
@@ -32,7 +34,7 @@ from starlette.routing import Route
 
 from arena.hosting import submissions
 from arena.hosting.submissions import SubmissionError
-from arena.serve import pages
+from arena.serve import pages, privacy
 from arena.serve.finals import report_path
 from arena.serve.ladder import Ladder, LadderSettings, is_ladder_game
 from arena.serve.pipeline import Limits, Pipeline
@@ -119,6 +121,13 @@ def create_app(
         if scheme.lower() != "bearer" or not token.strip():
             raise ApiError(401, "a participant's token is needed: Authorization: Bearer TOKEN")
         return by_token(token)
+
+    def viewer(request: Request) -> privacy.Viewer:
+        """Who asks: the participant whose token the request carries (401 for a token that is
+        nobody's), else nobody."""
+        if "authorization" not in request.headers:
+            return privacy.ANONYMOUS
+        return privacy.Viewer(participant(request).id)
 
     async def read_form(request: Request, upload: bool) -> FormData:
         """The request's form; with ``upload``, its length checked first (a refused body
@@ -212,7 +221,8 @@ def create_app(
                 done = f"{voice.player} speaks for you in rated play from now on."
         except ApiError as exc:
             error, status = str(exc), exc.status
-        uploads = [pages.upload_json(store, u) for u in P.uploads(store, who.id)]
+        mine = privacy.Viewer(who.id)
+        uploads = [pages.upload_json(store, settings, u, mine) for u in P.uploads(store, who.id)]
         own = sorted({b for u in uploads if u["status"] in P.LIVE for b in u["bots"]})
         return form_page(
             "me.html",
@@ -279,16 +289,17 @@ def create_app(
     def withdraw_upload(request: Request) -> JSONResponse:
         who = participant(request)
         found = withdraw(who, _upload_id(str(request.path_params["upload_id"])))
-        return JSONResponse(pages.upload_json(store, found))
+        return JSONResponse(pages.upload_json(store, settings, found, privacy.Viewer(who.id)))
 
     def own_uploads(request: Request) -> JSONResponse:
         who = participant(request)
-        return JSONResponse([u.to_json(with_log=False) for u in P.uploads(store, who.id)])
+        mine = privacy.Viewer(who.id)
+        return JSONResponse([privacy.upload(u, mine) for u in P.uploads(store, who.id)])
 
     def one_upload(request: Request) -> JSONResponse:
         who = participant(request)
         found = own_upload(who, _upload_id(str(request.path_params["upload_id"])))
-        return JSONResponse(pages.upload_json(store, found))
+        return JSONResponse(pages.upload_json(store, settings, found, privacy.Viewer(who.id)))
 
     def health(request: Request) -> JSONResponse:
         body = {
@@ -305,24 +316,27 @@ def create_app(
     def leaderboard_page(request: Request) -> HTMLResponse:
         return HTMLResponse(pages.leaderboard_page(store, ladder.settings))
 
-    def bot_data(name: str) -> dict[str, Any]:
-        data = pages.bot_json(store, ladder.settings, name)
+    def bot_data(name: str, seen_by: privacy.Viewer) -> dict[str, Any]:
+        data = pages.bot_json(store, ladder.settings, name, seen_by)
         if data is None:
             raise ApiError(404, f"no bot {name!r} has played in the ladder")
         return data
 
     def bot(request: Request) -> JSONResponse:
         name = str(request.path_params["name"])
-        return JSONResponse(bot_data(pages.ranked_name(store, ladder.settings, name)))
+        seen_by = viewer(request)
+        return JSONResponse(bot_data(pages.ranked_name(store, ladder.settings, name), seen_by))
 
     def bot_page(request: Request) -> Response:
         name = str(request.path_params["name"])
         ranked = pages.ranked_name(store, ladder.settings, name)
         if ranked != name:  # a submitted bot's name alone: its ranked version's own address
             return RedirectResponse(f"/bots/{quote(ranked, safe='@')}", status_code=307)
-        return HTMLResponse(pages.bot_page(bot_data(name), ladder.settings))
+        return HTMLResponse(pages.bot_page(bot_data(name, privacy.ANONYMOUS), ladder.settings))
 
-    def ladder_game(request: Request) -> tuple[int, StoredGame, bool]:
+    def ladder_game(request: Request, seen_by: privacy.Viewer) -> tuple[int, StoredGame, bool]:
+        """The game the URL names as ``seen_by`` may see it, and whether its deck stays
+        hidden."""
         try:
             tid, game = store.game(_number(str(request.path_params["game_id"]), "game"))
         except StoreError:
@@ -331,14 +345,15 @@ def create_app(
             raise ApiError(404, "no such game")
         # while the competition runs, every game's deck stays hidden, its tournament's or not
         running = C.competition(store, settings.name).final_tournament_id is None
-        return tid, game, running or not store.tournament(tid).decks_revealed
+        hidden = running or not store.tournament(tid).decks_revealed
+        return tid, privacy.game(store, tid, game, seen_by), hidden
 
     def game(request: Request) -> JSONResponse:
-        tid, found, hidden = ladder_game(request)
+        tid, found, hidden = ladder_game(request, viewer(request))
         return JSONResponse(game_json(tid, found, hidden))
 
     def game_page(request: Request) -> HTMLResponse:
-        tid, found, hidden = ladder_game(request)
+        tid, found, hidden = ladder_game(request, privacy.ANONYMOUS)
         page = replay_page_html(found.record, game_id=found.id, tournament_id=tid, hidden=hidden)
         return HTMLResponse(page)
 

@@ -65,6 +65,13 @@ class Background:
         if self._thread is not None:
             self._thread.join(timeout=5)
 
+    def failed(self, line: str, said: str) -> str:
+        """``line``, a failure as ``/api/health`` tells it, once written with ``said`` (what the
+        failing process wrote last, which may quote a bot: docs/serve.md, "Private output")
+        to the server's log alone."""
+        print(f"arena serve: {self.name}: {line}: {said}", file=sys.stderr, flush=True)
+        return line
+
     def run_arena(self, *args: str, timeout: float | None = None) -> tuple[int, str, str]:
         """Run ``arena ARGS`` in a process of its own (see :meth:`run`)."""
         return self.run([*ARENA, *args], timeout)

@@ -1,6 +1,7 @@
 """The end of a competition (``arena serve finish``): frozen, its ladder stopped, a final
 round-robin of every ranked player on fresh secret decks, and that tournament's report written
-where the server shows it (``/final``): the published result."""
+where the server shows it (``/final``): the published result, which shows each fault's kind and
+none of its messages (docs/serve.md, "Private output")."""
 
 from __future__ import annotations
 
@@ -81,6 +82,7 @@ def finish_competition(
     where.parent.mkdir(parents=True, exist_ok=True)
     tournament = str(found[0][0])
     command = ["report", "--tournament", tournament, "--html", str(where), "--pages", "none"]
+    command += ["--no-fault-messages"]  # a published report: what a bot said is its author's
     command += ["--db", store.url]
     code = subprocess.run([*ARENA, *command], stdout=subprocess.DEVNULL).returncode
     if code != 0:

@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import dataclasses
 import secrets
-import sys
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -196,7 +195,7 @@ class Ladder(Background):
         code, said = self._run(command)
         if code == 0:
             return True
-        self.last_error = f"arena tournament exited {code}: {said}"
+        self.last_error = self.failed(f"arena tournament exited {code}", said)
         return False
 
     def _run(self, command: list[str]) -> tuple[int, str]:
@@ -224,30 +223,32 @@ class Ladder(Background):
             return True
         runner = self.store.runner(tournament_id)
         if runner is not None and runner.alive is not False:
-            self.last_error = f"tournament {tournament_id} is being played elsewhere: {said}"
+            self.last_error = self.failed(
+                f"tournament {tournament_id} is being played elsewhere", said
+            )
             return False
         failures = self._failures.get(tournament_id, 0) + 1
         self._failures[tournament_id] = failures
         if code != REFUSED and failures < ATTEMPTS:
-            self.last_error = f"arena tournament exited {code}: {said}"
+            self.last_error = self.failed(f"arena tournament exited {code}", said)
             return False
         self.abandon(tournament_id, said)
         return True
 
     def abandon(self, tournament_id: int, why: str) -> None:
-        """Finish ladder tournament ``tournament_id`` with the games it has played, saying
-        ``why`` (one line) in :attr:`notes` and the server's log."""
+        """Finish ladder tournament ``tournament_id`` with the games it has played, saying so in
+        :attr:`notes` and, with ``why`` (what the tournament process wrote last), in the
+        server's log."""
         played = len(self.store.finished_keys(tournament_id))
         self.store.set_status(tournament_id, "finished")
         self._failures.pop(tournament_id, None)
         note = (
             f"tournament {tournament_id} ({self.store.tournament_name(tournament_id)}) could "
-            f"not be resumed ({why}): finished with the {played} games it had played"
+            f"not be resumed: finished with the {played} games it had played"
         )
-        self.notes.append(note)
+        self.notes.append(self.failed(note, why))
         del self.notes[:-NOTES]
         self.last_error = None
-        print(f"arena serve: {note}", file=sys.stderr, flush=True)
         self.games_stored()
 
 
@@ -298,13 +299,25 @@ def ladder_seats(store: Store, settings: LadderSettings) -> dict[int, dict[str, 
             continue
         if versions is None:
             versions = {r.content: r.version for r in submissions.Store().records()}
-        shown = {}
-        for e in store.tournament(tid).entrants:
-            content = e.plugin[1:].partition(":")[0] if e.plugin.startswith("@") else None
-            shown[e.name] = f"{e.name}@{versions[content]}" if content in versions else e.name
+        shown = entrant_players(store, tid, versions)
         C.record_seats(store, tid, shown)
         known[tid] = shown
     return known
+
+
+def entrant_players(
+    store: Store, tournament_id: int, versions: dict[str, int] | None = None
+) -> dict[str, str]:
+    """The entrants of tournament ``tournament_id`` as ladder players: a submitted bot's is
+    ``NAME@VERSION``, a reference bot's its name. ``versions`` maps each stored snapshot's
+    content hash to its version (read from the submissions store when not given)."""
+    if versions is None:
+        versions = {r.content: r.version for r in submissions.Store().records()}
+    shown = {}
+    for e in store.tournament(tournament_id).entrants:
+        content = e.plugin[1:].partition(":")[0] if e.plugin.startswith("@") else None
+        shown[e.name] = f"{e.name}@{versions[content]}" if content in versions else e.name
+    return shown
 
 
 def ladder_games(store: Store, settings: LadderSettings) -> list[StoredGame]:

@@ -14,6 +14,7 @@ from typing import Any
 from jinja2 import Environment, PackageLoader, select_autoescape
 from markupsafe import Markup
 
+from arena.serve import privacy
 from arena.serve.ladder import LadderSettings
 from leaderboard import competition as C
 from leaderboard import participants as P
@@ -157,10 +158,13 @@ def ranked_name(store: Store, settings: LadderSettings, name: str) -> str:
     return name
 
 
-def bot_json(store: Store, settings: LadderSettings, bot: str) -> dict[str, Any] | None:
+def bot_json(
+    store: Store, settings: LadderSettings, bot: str, viewer: privacy.Viewer
+) -> dict[str, Any] | None:
     """``GET /api/bots/NAME``: one ladder player (``NAME@VERSION`` or a reference bot): its
     standing, rating history, head to head against every other, faults, its latest games and,
-    for a submitted bot, its uploads; ``None`` if it never played in the ladder."""
+    for a submitted bot, its uploads, as ``viewer`` may see them (:mod:`.privacy`); ``None`` if
+    it never played in the ladder."""
     entered = C.player_tournaments(store, bot, RECENT_TOURNAMENTS)
     if not entered:
         return None
@@ -178,27 +182,34 @@ def bot_json(store: Store, settings: LadderSettings, bot: str) -> dict[str, Any]
     found = sorted(store.find_games(query, limit=RECENT_GAMES), key=lambda g: -g.id)
     named = submitted(bot)
     versions = [
-        u.to_json(with_log=False)
+        privacy.upload(u, viewer)
         for u in P.uploads(store)
         if named is not None and named[0] in u.bots and u.status != "failed"
     ]
     pairs = {} if latest is None else latest.pairs.get(bot, {})
+    summary = None if latest is None else latest.faults.get(bot)
     return {
         "bot": bot,
         "standing": row,
         "rating_history": history,
         "head_to_head": dict(sorted(pairs.items())),
-        "faults": None if latest is None else latest.faults.get(bot),
+        "faults": privacy.faults(summary, P.owners(store).get(bot), viewer),
         "recent_games": [_game_line(g, bot, dict(entered)) for g in found],
         "versions": versions,
     }
 
 
-def upload_json(store: Store, upload: P.UploadInfo) -> dict[str, Any]:
-    """An upload as its own participant sees it: with its build and check log and, per bot, what
-    the bot wrote to stdout and stderr in its latest ladder games (``output``: the latest
-    blocks first, each ``tournament``, ``when``, ``text``)."""
-    out = upload.to_json(with_log=True)
+def upload_json(
+    store: Store, settings: LadderSettings, upload: P.UploadInfo, viewer: privacy.Viewer
+) -> dict[str, Any]:
+    """An upload as ``viewer`` may see it (:mod:`.privacy`); for its own participant with its
+    build and check log and, per bot, what the bot wrote to stdout and stderr in its latest
+    ladder games (``output``: the latest blocks first, each ``tournament``, ``when``, ``text``)
+    and its faults in the latest standings with their messages (``faults``, as
+    :func:`bot_json`'s)."""
+    out = privacy.upload(upload, viewer, with_log=True)
+    if not viewer.sees(upload.participant_id):
+        return out
     output: dict[str, list[dict[str, Any]]] = {}
     for player in upload.players:
         seats = C.player_tournaments(store, player, RECENT_TOURNAMENTS)
@@ -206,7 +217,13 @@ def upload_json(store: Store, upload: P.UploadInfo) -> dict[str, Any]:
             {"tournament": tid, "when": _when(when), "text": text}
             for tid, _, when, text in store.bot_output(seats, OUTPUT_BLOCKS)
         ]
+    latest = C.latest_snapshot(store, settings.name)
     out["output"] = output
+    out["faults"] = {
+        player: privacy.faults(latest.faults.get(player), upload.participant_id, viewer)
+        for player in upload.players
+        if latest is not None and latest.faults.get(player)
+    }
     return out
 
 

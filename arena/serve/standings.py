@@ -74,8 +74,8 @@ class StandingsRefresher(Background):
             "--quiet",
             timeout=REFIT_SECONDS,
         )
-        lines = err.strip().splitlines()
-        self.last_error = None if code == 0 else f"standings exited {code}: {lines[-1:]}"
+        last = (err.strip().splitlines() or [""])[-1]
+        self.last_error = None if code == 0 else self.failed(f"standings exited {code}", last)
         took = time.monotonic() - begun
         self.idle = max(IDLE_SECONDS, took)
         self._rested = time.monotonic() + took
