@@ -170,7 +170,7 @@ def test_a_build_that_rewrites_its_own_output_changes_nothing_outside(
 def test_the_rewriting_build_through_the_server_changes_nothing_outside(
     tmp_path: Path, outside: Path
 ) -> None:
-    from test_serve import Server, _token
+    from serving import Server, add_participant
 
     server = Server(
         tmp_path,
@@ -181,7 +181,7 @@ def test_the_rewriting_build_through_the_server_changes_nothing_outside(
     attack = {"attack": "rewrite", "outside": str(outside), "marker": str(marker), "links": True}
     project = hostile(tmp_path / "upload", attack)
     before = _pth_files()
-    token = _token(server, "mallory")
+    token = add_participant(server, "mallory")
     server.start()
     try:
         sent = server.arena("submit", str(project), "--server", server.url, "--token", token,

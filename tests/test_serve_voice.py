@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from test_serve import Server, _token
+from serving import Server, add_participant
 from wheels import PLUGIN, bot_wheel
 
 from arena.serve.client import source_package
@@ -74,7 +74,7 @@ def test_one_participant_one_voice(tmp_path: Path) -> None:
         *("--check-rounds", "2", "--field", "random", "--ladder-decks", "2"),
         *("--rated-decks", "1", "--workers", "1"),
     )
-    alice, bob = _token(server, "alice"), _token(server, "bob")
+    alice, bob = add_participant(server, "alice"), add_participant(server, "bob")
     server.start()
     try:
         star = _upload(server, alice, _two_bots(tmp_path / "a", "alice-pack", "star", "feeder"))
@@ -119,7 +119,7 @@ def test_uploads_at_once_are_counted_against_the_hourly_limit(tmp_path: Path) ->
     """Twenty uploads from one token at once against ``--per-hour 3``: three accepted (before,
     sixteen were: the count was checked before the upload was read, and stored after)."""
     server = Server(tmp_path, *("--per-hour", "3", "--field", "random", "--rated-decks", "0"))
-    alice = _token(server, "alice")
+    alice = add_participant(server, "alice")
     wheel = bot_wheel(_dir(tmp_path / "a"), "alice-bot", "alicebot")
     data = wheel.read_bytes()
     server.start()
@@ -147,7 +147,7 @@ def test_slow_builds_of_one_participant_never_hold_another_s(tmp_path: Path) -> 
         *("--builders", "1", "--build-seconds", "10", "--check-rounds", "2"),
         *("--field", "random", "--ladder-decks", "1", "--rated-decks", "0", "--workers", "1"),
     )
-    mallory, bob = _token(server, "mallory"), _token(server, "bob")
+    mallory, bob = add_participant(server, "mallory"), add_participant(server, "bob")
     slow = test_hostile_builds.hostile(tmp_path / "slow", {"attack": "slow", "seconds": 600})
     name, data = source_package(slow)
     wheel = bot_wheel(_dir(tmp_path / "b"), "bob-bot", "bobbot")
@@ -209,7 +209,7 @@ def test_withdrawing_stopping_and_killing_never_stop_rated_play(tmp_path: Path) 
         *("--check-rounds", "2", "--field", "random", "--ladder-decks", "2"),
         *("--rated-decks", "3", "--workers", "1"),
     )
-    alice, bob, carol = (_token(server, name) for name in ("alice", "bob", "carol"))
+    alice, bob, carol = (add_participant(server, name) for name in ("alice", "bob", "carol"))
     server.start()
     try:
         first = _upload(server, alice, bot_wheel(_dir(tmp_path / "a"), "alice-bot", "alicebot"))

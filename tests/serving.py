@@ -1,0 +1,208 @@
+"""The real ``arena serve`` for tests: :class:`Server` starts it as a process of its own on a
+free loopback port over the test directory's database and submissions store, its output in
+``server.log`` there, and talks to it over HTTP; :func:`add_participant` adds a participant
+with the command and gives its token."""
+
+from __future__ import annotations
+
+import json
+import os
+import resource
+import signal
+import socket
+import subprocess
+import time
+import urllib.error
+import urllib.request
+from pathlib import Path
+from typing import Any
+
+from arena.serve.background import ARENA
+
+
+def free_port() -> int:
+    """A loopback port free now (the server binds it a moment later)."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+class Server:
+    """An ``arena serve`` process over the test directory's database and store; with
+    ``open_files``, the process may hold no more files than that (its RLIMIT_NOFILE, soft and
+    hard, as a service manager sets it)."""
+
+    def __init__(self, where: Path, *options: str, open_files: int | None = None) -> None:
+        self.where = where
+        self.options = options
+        self.open_files = open_files
+        self.env = {
+            **os.environ,
+            "ARENA_DB": f"sqlite:///{where / 'arena.db'}",
+            "ARENA_SUBMISSIONS": str(where / "submissions"),
+        }
+        self.port = free_port()
+        self.url = f"http://127.0.0.1:{self.port}"
+        self.process: subprocess.Popen[bytes] | None = None
+
+    def arena(self, *args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [*ARENA, *args],
+            env=self.env,
+            cwd=self.where,
+            capture_output=True,
+            text=True,
+            timeout=300,
+        )
+
+    def start(self) -> None:
+        log = open(self.where / "server.log", "ab")  # noqa: SIM115 - the process keeps it
+        self.process = subprocess.Popen(
+            [*ARENA, "serve", "--port", str(self.port), *self.options],
+            env=self.env,
+            cwd=self.where,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            preexec_fn=None if self.open_files is None else self._limit_files,
+        )
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:
+            try:
+                urllib.request.urlopen(f"{self.url}/api/health", timeout=1).read()
+                return
+            except OSError:
+                assert self.process.poll() is None, (self.where / "server.log").read_text()
+                time.sleep(0.2)
+        raise AssertionError("the server did not answer within 60 s")
+
+    def _limit_files(self) -> None:
+        assert self.open_files is not None
+        resource.setrlimit(resource.RLIMIT_NOFILE, (self.open_files, self.open_files))
+
+    def kill(self) -> None:
+        if self.process is not None and self.process.poll() is None:
+            self.process.kill()
+            self.process.wait()
+
+    def stop(self) -> None:
+        """Stop the server as Ctrl-C does (its children are interrupted and their leases
+        given back)."""
+        if self.process is not None and self.process.poll() is None:
+            self.process.send_signal(signal.SIGINT)
+            self.process.wait(timeout=60)
+
+    def spawn(self, *args: str) -> subprocess.Popen[bytes]:
+        """``arena ARGS`` running beside the server, on its database and store."""
+        return subprocess.Popen(
+            [*ARENA, *args], env=self.env, cwd=self.where,
+            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+        )  # fmt: skip
+
+    def get(self, path: str, token: str | None) -> tuple[int, Any]:
+        request = urllib.request.Request(f"{self.url}{path}")
+        if token is not None:
+            request.add_header("Authorization", f"Bearer {token}")
+        return json_answer(request)
+
+    def put_json(self, path: str, token: str, body: Any) -> tuple[int, Any]:
+        request = urllib.request.Request(
+            f"{self.url}{path}", data=json.dumps(body).encode(), method="PUT"
+        )
+        request.add_header("Authorization", f"Bearer {token}")
+        request.add_header("Content-Type", "application/json")
+        return json_answer(request)
+
+    def delete(self, path: str, token: str) -> tuple[int, Any]:
+        request = urllib.request.Request(f"{self.url}{path}", method="DELETE")
+        request.add_header("Authorization", f"Bearer {token}")
+        return json_answer(request)
+
+    def page(self, path: str) -> str:
+        with urllib.request.urlopen(f"{self.url}{path}", timeout=30) as answer:
+            assert answer.status == 200 and "text/html" in answer.headers["content-type"]
+            return str(answer.read().decode("utf-8"))
+
+    def form(self, path: str) -> tuple[str, str]:
+        """A form page's CSRF cookie (as a Cookie header) and the hidden field's value."""
+        with urllib.request.urlopen(f"{self.url}{path}", timeout=30) as answer:
+            cookie = answer.headers["set-cookie"].split(";")[0]
+            page = answer.read().decode("utf-8")
+        field = page.split('name="csrf" value="')[1].split('"')[0]
+        return cookie, field
+
+    def post_form(
+        self, path: str, fields: dict[str, str], file: Path | None, cookie: str
+    ) -> tuple[int, str]:
+        """Post a multipart form as a browser would (with ``cookie``); status and page."""
+        parts = [
+            f'--b0undary\r\nContent-Disposition: form-data; name="{k}"\r\n\r\n{v}\r\n'.encode()
+            for k, v in fields.items()
+        ]
+        if file is not None:
+            parts.append(
+                f'--b0undary\r\nContent-Disposition: form-data; name="file"; '
+                f'filename="{file.name}"\r\n\r\n'.encode()
+                + file.read_bytes()
+                + b"\r\n"
+            )
+        request = urllib.request.Request(
+            f"{self.url}{path}", data=b"".join(parts) + b"--b0undary--\r\n"
+        )
+        request.add_header("Content-Type", "multipart/form-data; boundary=b0undary")
+        request.add_header("Cookie", cookie)
+        try:
+            with urllib.request.urlopen(request, timeout=30) as answer:
+                return answer.status, answer.read().decode("utf-8")
+        except urllib.error.HTTPError as exc:
+            return exc.code, exc.read().decode("utf-8")
+
+    def post_file(self, token: str, name: str, data: bytes) -> tuple[int, Any]:
+        body = (
+            b'--b0undary\r\nContent-Disposition: form-data; name="file"; filename="'
+            + name.encode()
+            + b'"\r\n\r\n'
+            + data
+            + b"\r\n--b0undary--\r\n"
+        )
+        request = urllib.request.Request(f"{self.url}/api/submissions", data=body)
+        request.add_header("Authorization", f"Bearer {token}")
+        request.add_header("Content-Type", "multipart/form-data; boundary=b0undary")
+        return json_answer(request)
+
+    def wait_final(self, token: str, upload_id: int) -> dict[str, Any]:
+        deadline = time.monotonic() + 180
+        while time.monotonic() < deadline:
+            code, state = self.get(f"/api/submissions/{upload_id}", token)
+            assert code == 200, state
+            if state["status"] in ("ranked", "failed"):
+                return dict(state)
+            time.sleep(0.3)
+        raise AssertionError(f"upload {upload_id} still {state['status']} after 180 s")
+
+    def board(self, games: int) -> dict[str, Any]:
+        """The leaderboard once its standings hold at least ``games`` games (they are refit in
+        the background as games arrive)."""
+        deadline = time.monotonic() + 120
+        while time.monotonic() < deadline:
+            code, board = self.get("/api/leaderboard", None)
+            assert code == 200, board
+            if board["games"] >= games:
+                return dict(board)
+            time.sleep(0.3)
+        raise AssertionError(f"the leaderboard holds {board['games']} games after 120 s")
+
+
+def json_answer(request: urllib.request.Request) -> tuple[int, Any]:
+    """The status and JSON body of the answer to ``request``, an error's too."""
+    try:
+        with urllib.request.urlopen(request, timeout=30) as answer:
+            return answer.status, json.loads(answer.read())
+    except urllib.error.HTTPError as exc:
+        return exc.code, json.loads(exc.read())
+
+
+def add_participant(server: Server, name: str) -> str:
+    """Add participant ``name`` with ``arena serve participants add``; its token."""
+    added = server.arena("serve", "participants", "add", name)
+    assert added.returncode == 0, added.stderr
+    return added.stdout.split()[-1]
