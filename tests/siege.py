@@ -9,6 +9,7 @@ import contextlib
 import errno
 import http.client
 import itertools
+import os
 import selectors
 import socket
 import threading
@@ -25,8 +26,10 @@ SLOW_BODY = (
 #: Seconds between two trickles of one byte on every held connection (so that no server can
 #: tell it from a slow client by silence alone).
 TRICKLE_SECONDS = 2.0
-#: Connections opened again at most per pass of the siege (a pass every 50 ms at least).
-REOPEN_PER_PASS = 100
+#: Connections the siege opens a second at most (as attack tools pace themselves: a siege
+#: faster than this is a flood of connections, bounded by the server's processor rather than
+#: by what it holds).
+OPEN_PER_SECOND = 1000.0
 
 
 class Siege:
@@ -34,9 +37,12 @@ class Siege:
     half in their body, each trickling a byte every :data:`TRICKLE_SECONDS`; a connection the
     server closes is opened again. Runs in a thread of its own until :meth:`stop`."""
 
-    def __init__(self, address: tuple[str, int], count: int) -> None:
+    def __init__(
+        self, address: tuple[str, int], count: int, per_second: float = OPEN_PER_SECOND
+    ) -> None:
         self.address = address
         self.count = count
+        self.per_second = per_second
         self.selector = selectors.DefaultSelector()
         self.held: dict[socket.socket, bytes] = {}
         self.closed_by_server = 0
@@ -46,7 +52,7 @@ class Siege:
         self._kinds = itertools.cycle((SLOW_HEAD, SLOW_BODY))
 
     def start(self) -> None:
-        """Open the connections (at most :data:`REOPEN_PER_PASS` a pass) and hold them."""
+        """Open the connections (``per_second`` at most) and hold them."""
         self._thread.start()
 
     def stop(self) -> None:
@@ -76,8 +82,13 @@ class Siege:
 
     def _run(self) -> None:
         next_trickle = time.monotonic() + TRICKLE_SECONDS
+        budget, then = 0.0, time.monotonic()
         while not self._stop.is_set():
-            for _ in range(min(REOPEN_PER_PASS, self.count - len(self.held))):
+            now = time.monotonic()
+            budget = min(self.per_second, budget + (now - then) * self.per_second)
+            then = now
+            while budget >= 1 and len(self.held) < self.count:
+                budget -= 1
                 self._open()
             for key, events in self.selector.select(timeout=0.05):
                 sock = key.fileobj
@@ -166,3 +177,31 @@ def visit(address: tuple[str, int], path: str, timeout: float) -> Visit:
     finally:
         connection.close()
     return Visit(path, time.monotonic() - start, status)
+
+
+class FileCount:
+    """The most files process ``pid`` held at once, counted every 20 ms in a thread of its own
+    until :meth:`stop`."""
+
+    def __init__(self, pid: int) -> None:
+        self.pid = pid
+        self.most = 0
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, name="file-count", daemon=True)
+
+    def start(self) -> None:
+        """Start counting."""
+        self._thread.start()
+
+    def stop(self) -> int:
+        """Stop counting; the most files held at once."""
+        self._stop.set()
+        self._thread.join(5)
+        return self.most
+
+    def _run(self) -> None:
+        while not self._stop.wait(0.02):
+            try:
+                self.most = max(self.most, len(os.listdir(f"/proc/{self.pid}/fd")))
+            except OSError:
+                return

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 from serving import Server
-from siege import Siege, Visitor, visit
+from siege import FileCount, Siege, Visitor, visit
 
 pytestmark = pytest.mark.usefixtures("bubblewrap")
 
@@ -59,8 +59,11 @@ def test_half_sent_requests_are_shed_and_pages_still_answer(tmp_path: Path) -> N
     siege = Siege(address, HELD)
     visitor = Visitor(address, PAGES)
     log = tmp_path / "server.log"
+    assert server.process is not None
+    files = FileCount(server.process.pid)
     try:
         before = log.stat().st_size
+        files.start()
         siege.start()
         visitor.start()
         time.sleep(ATTACK_SECONDS)
@@ -68,6 +71,7 @@ def test_half_sent_requests_are_shed_and_pages_still_answer(tmp_path: Path) -> N
         grown = log.stat().st_size - before
         opened, closed = siege.opened, siege.closed_by_server
         siege.stop()
+        most_files = files.stop()
         after = visit(address, "/api/health", 10.0)
     finally:
         server.kill()
@@ -76,7 +80,8 @@ def test_half_sent_requests_are_shed_and_pages_still_answer(tmp_path: Path) -> N
     print(
         f"\nunder attack: {len(visits)} pages, median {statistics.median(times):.3f} s, "
         f"slowest {max(times):.3f} s, {len(slow)} late or failed; log grew {grown} bytes; "
-        f"siege opened {opened} connections, the server closed {closed}"
+        f"siege opened {opened} connections, the server closed {closed}; "
+        f"the server held {most_files} files at most"
     )
     assert not slow, slow[:10]
     assert len(visits) >= 20
