@@ -1,23 +1,31 @@
 """The real ``arena serve`` for tests: :class:`Server` starts it as a process of its own on a
 free loopback port over the test directory's database and submissions store, its output in
 ``server.log`` there, and talks to it over HTTP; :func:`add_participant` adds a participant
-with the command and gives its token."""
+with the command and gives its token. :func:`guarded` serves a :func:`tiny_app` in this
+process the way ``arena serve`` serves its own (held to its traffic limits)."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import resource
 import signal
 import socket
 import subprocess
+import threading
 import time
 import urllib.error
 import urllib.request
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from arena.serve.background import ARENA
+
+if TYPE_CHECKING:
+    from arena.serve.server import GuardedServer
+    from arena.serve.traffic import TrafficLimits
 
 
 def free_port() -> int:
@@ -206,3 +214,57 @@ def add_participant(server: Server, name: str) -> str:
     added = server.arena("serve", "participants", "add", name)
     assert added.returncode == 0, added.stderr
     return added.stdout.split()[-1]
+
+
+#: The answer of :func:`tiny_app`'s ``/big``: more than a client's socket and the server's
+#: kernel buffer hold, so that a client that reads nothing leaves some unwritten.
+BIG = b"x" * (8 * 1024 * 1024)
+
+
+def tiny_app() -> Any:
+    """A Starlette application for the traffic tests: ``GET /small`` ("ok"), ``GET /big``
+    (:data:`BIG`, or its first ``?kib=N`` KiB) and ``POST /echo`` (the length of the body
+    read)."""
+    from starlette.applications import Starlette
+    from starlette.requests import Request
+    from starlette.responses import PlainTextResponse, Response
+    from starlette.routing import Route
+
+    def small(request: Request) -> Response:
+        return PlainTextResponse("ok")
+
+    def big(request: Request) -> Response:
+        size = int(request.query_params.get("kib", len(BIG) // 1024)) * 1024
+        return Response(BIG[:size], media_type="application/octet-stream")
+
+    async def echo(request: Request) -> Response:
+        return PlainTextResponse(str(len(await request.body())))
+
+    routes = [Route("/small", small), Route("/big", big), Route("/echo", echo, methods=["POST"])]
+    return Starlette(routes=routes)
+
+
+@contextlib.contextmanager
+def guarded(limits: TrafficLimits, app: Any = None) -> Iterator[GuardedServer]:
+    """:func:`tiny_app` (or ``app``) served in a thread of this process by
+    :func:`arena.serve.server.guarded_server` under ``limits`` on a free loopback port (the
+    server's ``listening.getsockname()``), as long as the block runs; no logs."""
+    from arena.serve.server import guarded_server
+
+    listening = socket.socket()
+    listening.bind(("127.0.0.1", 0))
+    server = guarded_server(
+        app or tiny_app(), limits, listening, log_config=None, log_level="critical"
+    )
+    thread = threading.Thread(target=server.run, name="guarded", daemon=True)
+    thread.start()
+    try:
+        deadline = time.monotonic() + 30
+        while not server.started:
+            assert thread.is_alive() and time.monotonic() < deadline, "the server did not start"
+            time.sleep(0.01)
+        yield server
+    finally:
+        server.should_exit = True
+        thread.join(30)
+        listening.close()

@@ -10,7 +10,10 @@ A connection is in one of four phases: ``head`` (a request head is awaited: the 
 its deadline), ``idle`` (between requests: the next must start by its deadline), ``body`` (a
 request body arrives: by its deadline, which moves on with every byte at the minimum rate) and
 ``answer`` (the client has sent its request; the server answers). Whatever the phase, a client
-that does not take the answer written to it is cut off (:meth:`GuardedProtocol.check`).
+that does not take the answer written to it is cut off (:meth:`GuardedProtocol.check`); the
+idle clock starts once the last answer is all taken. A connection the server owes nothing (it
+awaits a head, is idle, or drains a body its answer did not need) may be dropped to make room
+at the cap; one being answered, or written to, may not.
 """
 
 from __future__ import annotations
@@ -220,7 +223,12 @@ class GuardedProtocol(H11Protocol):
                 self.phase, self.deadline = IDLE, now + self.limits.keep_alive
         else:
             self.phase, self.deadline = ANSWER, math.inf
-        if self.cycle is not None and not self.cycle.response_complete:
+        self._follow_owing(self.transport.get_write_buffer_size())
+
+    def _follow_owing(self, unsent: int) -> None:
+        """Tell the table whether the server owes the connection anything: an answer being
+        made, or the rest of one being written (``unsent`` bytes)."""
+        if unsent or (self.cycle is not None and not self.cycle.response_complete):
             self.table.busy(self)
         else:
             self.table.waiting(self)
@@ -228,16 +236,18 @@ class GuardedProtocol(H11Protocol):
     def check(self, now: float) -> None:
         """Drop the connection if it is past its deadline or its client does not take its
         answer."""
+        unsent = self.transport.get_write_buffer_size()
         if self.phase == BODY and self.flow.read_paused:  # the server is slow to read: not late
             self.body_start += now - self.checked
             self.deadline += now - self.checked
+        elif self.phase == IDLE and unsent:  # still taking the last answer: not idle yet
+            self.deadline = now + self.limits.keep_alive
         self.checked = now
         if now >= self.deadline:
             if self.phase != IDLE:
                 self.table.dropped[self.phase] += 1
             self.drop()
             return
-        unsent = self.transport.get_write_buffer_size()
         if not unsent:
             self.unsent_since = None
         elif self.unsent_since is None or unsent < self.unsent:
@@ -248,6 +258,8 @@ class GuardedProtocol(H11Protocol):
         if stalled or (self.write_paused_at is not None and now - self.write_paused_at > limit):
             self.table.dropped["send"] += 1
             self.drop()
+        elif self.phase == IDLE:
+            self._follow_owing(unsent)
 
     def drop(self) -> None:
         """Close the connection now (what is left of an answer is thrown away)."""

@@ -118,20 +118,31 @@ class Acceptor:
 
 class GuardedServer(uvicorn.Server):
     """uvicorn's server (its lifespan, signals and shutdown) whose connections come from an
-    :class:`Acceptor` on ``listening`` for ``table`` (its protocol's, ``config.http``) instead of
-    asyncio's own accept loop."""
+    :class:`Acceptor` for ``table`` (that of ``config.http``, a
+    :class:`~arena.serve.connections.GuardedProtocol`) instead of asyncio's own accept loop,
+    on ``listening`` (default: a socket bound to ``config.host`` and ``config.port``)."""
 
     def __init__(
-        self, config: uvicorn.Config, listening: socket.socket, table: Connections
+        self,
+        config: uvicorn.Config,
+        table: Connections,
+        listening: socket.socket | None = None,
     ) -> None:
         super().__init__(config)
-        self.listening = listening
         self.table = table
+        self.listening = listening
         self.acceptor: Acceptor | None = None
 
     async def startup(self, sockets: list[socket.socket] | None = None) -> None:
-        """Start as uvicorn does with no listening socket of its own, then accept."""
+        """Bind (before the application starts: a port in use ends the server at once), start
+        as uvicorn does with no listening socket of its own, then accept."""
+        if self.listening is None:
+            self.listening = self.config.bind_socket()
         await super().startup(sockets=[])
+        self.listening.set_inheritable(False)
+        if hasattr(socket, "TCP_DEFER_ACCEPT"):  # Linux: a connection is accepted with its data
+            self.listening.setsockopt(socket.IPPROTO_TCP, socket.TCP_DEFER_ACCEPT, 1)
+        self.listening.listen(LISTEN_QUEUE)
         protocol = self.config.http_protocol_class
         loop = asyncio.get_running_loop()
 
@@ -143,7 +154,6 @@ class GuardedServer(uvicorn.Server):
                 _loop=loop,
             )
 
-        self.listening.listen(LISTEN_QUEUE)
         self.acceptor = Acceptor(self.listening, self.table, make_protocol)
         self.acceptor.start()
 
@@ -152,31 +162,42 @@ class GuardedServer(uvicorn.Server):
         if self.acceptor is not None:
             self.acceptor.close()
         await super().shutdown(sockets)
+        if self.listening is not None:
+            self.listening.close()
 
 
-def run_server(app: Any, host: str, port: int, limits: TrafficLimits) -> None:
-    """Serve ``app`` on ``host:port`` until interrupted, with uvicorn's access and error logs,
-    held to ``limits``."""
-    logs = server_log_limits()
-    protocol = guarded_protocol(limits, lambda: _flush(logs.values()))
-    config = uvicorn.Config(
+def guarded_server(
+    app: Any,
+    limits: TrafficLimits,
+    listening: socket.socket | None = None,
+    on_tick: Callable[[], None] = lambda: None,
+    **config: Any,
+) -> GuardedServer:
+    """A :class:`GuardedServer` of ``app`` held to ``limits`` (``on_tick`` called every tick),
+    on ``listening`` if given; ``config`` are more of :class:`uvicorn.Config`'s arguments (its
+    host and port, its logging)."""
+    protocol = guarded_protocol(limits, on_tick)
+    settings = uvicorn.Config(
         app,
-        host=host,
-        port=port,
-        log_level="info",
         http=protocol,
         timeout_keep_alive=math.ceil(limits.keep_alive) + 1,  # the table's own comes first
         h11_max_incomplete_event_size=limits.head_bytes,
+        **config,
+    )
+    return GuardedServer(settings, protocol.table, listening)
+
+
+def run_server(app: Any, host: str, port: int, limits: TrafficLimits) -> None:
+    """Serve ``app`` on ``host:port`` until interrupted, with uvicorn's access and error logs
+    (limited: :func:`~arena.serve.logs.server_log_limits`), held to ``limits``."""
+    logs = server_log_limits()
+    server = guarded_server(
+        app, limits, on_tick=lambda: _flush(logs.values()), host=host, port=port, log_level="info"
     )
     install_log_limits(logs)
-    listening = config.bind_socket()
-    listening.set_inheritable(False)
-    if hasattr(socket, "TCP_DEFER_ACCEPT"):  # Linux: a connection is accepted with its data
-        listening.setsockopt(socket.IPPROTO_TCP, socket.TCP_DEFER_ACCEPT, 1)
     try:
-        GuardedServer(config, listening, protocol.table).run()
+        server.run()
     finally:
-        listening.close()
         _flush(logs.values(), math.inf)
 
 

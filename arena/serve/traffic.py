@@ -11,6 +11,7 @@ default up to :data:`MAX_DEFAULT_CONNECTIONS`.
 
 from __future__ import annotations
 
+import math
 import resource
 from dataclasses import dataclass
 
@@ -105,6 +106,15 @@ def traffic_limits(
     limit), with ``max_connections`` (default: :func:`connection_room`, at most
     :data:`MAX_DEFAULT_CONNECTIONS`) and the timeouts given (``body_rate`` in KiB per
     second); :class:`TrafficError` when the cap cannot hold."""
+    for option, value in (
+        ("--header-timeout", header_timeout),
+        ("--body-timeout", body_timeout),
+        ("--body-rate", body_rate),
+        ("--keep-alive", keep_alive),
+        ("--send-timeout", send_timeout),
+    ):
+        if not math.isfinite(value) or value <= 0:
+            raise TrafficError(f"{option} must be a positive number, not {value!r}")
     files = open_file_limit() if open_files is None else open_files
     room = connection_room(files)
     if room < MIN_CONNECTIONS:
