@@ -29,9 +29,10 @@ def traffic_options(command: Callable[..., Any]) -> Callable[..., Any]:
             "--max-connections",
             type=click.IntRange(MIN_CONNECTIONS, 1_000_000),
             default=None,
-            help="Connections held at once; beyond, the one that has waited longest for its "
-            "client (of the peer with most such) is dropped [default: what the open-file limit "
-            f"leaves room for, at most {MAX_DEFAULT_CONNECTIONS}: 768 of 1,024 files].",
+            help="Connections held at once. At the cap, a connection that brings a whole request "
+            "drops the one that has waited longest on its client (of the peer with most such); "
+            "any other is refused [default: what the open-file limit leaves room for, at most "
+            f"{MAX_DEFAULT_CONNECTIONS}: 768 of 1,024 files].",
         ),
         click.option(
             "--header-timeout",
@@ -68,8 +69,8 @@ def traffic_options(command: Callable[..., Any]) -> Callable[..., Any]:
             type=click.FloatRange(0.5, 3600),
             default=30.0,
             show_default=True,
-            help="Seconds a client may leave an answer untaken (or take less than 48 KiB of "
-            "it) before it is cut off.",
+            help="Seconds a client may go without taking any of an answer (or, while 64 KiB of "
+            "it wait to be written, without taking 48 KiB) before it is cut off.",
         ),
     ]
     for option in reversed(options):

@@ -39,16 +39,17 @@ class TrafficError(ArenaError):
 class TrafficLimits:
     """What one client may hold of the server.
 
-    ``max_connections`` are held at once; beyond, the oldest connection that waits for a
-    request (or sends a body its answer no longer needs) is dropped, or the new one when every
-    connection is being answered. A request's head must be complete within ``header_timeout``
-    seconds of the connection being accepted (or of its first byte, on a kept-alive
-    connection); its body must have arrived, as far as it goes, within ``body_timeout`` seconds
-    plus one second per ``body_rate`` bytes; the next request must start within ``keep_alive``
-    seconds of an answer; a client that takes nothing of an answer for ``send_timeout`` seconds
-    (or less than the 48 KiB that let the server write again) is cut off. A connection answers
-    ``requests_per_connection`` requests at most; a request head may hold ``head_bytes`` bytes;
-    ``accept_batch`` connections are accepted at once at most (the listening queue's length)."""
+    ``max_connections`` are held at once; at the cap, a connection that brings a whole request
+    head drops the connection that has waited longest on its client (of the peer with the most
+    such), and any other is refused. A request's head must be complete within
+    ``header_timeout`` seconds of the connection being accepted (or of its first byte, on a
+    kept-alive connection), and hold ``head_bytes`` at most while it arrives; its body must have
+    arrived, as far as it goes, within ``body_timeout`` seconds plus one second per
+    ``body_rate`` bytes; the next request must start within ``keep_alive`` seconds of an answer
+    taken in full; a client that takes nothing of an answer for ``send_timeout`` seconds (or,
+    while 64 KiB of it wait to be written, less than 48 KiB) is cut off. A connection answers
+    ``requests_per_connection`` requests at most; ``accept_batch`` connections are accepted in
+    one pass of the event loop at most."""
 
     max_connections: int
     header_timeout: float = 10.0
