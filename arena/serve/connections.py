@@ -51,7 +51,7 @@ class Connections:
         #: Connections taken whose protocol has not started yet.
         self.pending = 0
         #: Per peer, its connections the server owes nothing, in the order they began to wait.
-        self.idle_by_peer: dict[str, dict[GuardedProtocol, None]] = {}
+        self.waiting_by_peer: dict[str, dict[GuardedProtocol, None]] = {}
         #: Connections dropped since the last report, by reason.
         self.dropped: Counter[str] = Counter()
         self._timer: asyncio.TimerHandle | None = None
@@ -92,16 +92,16 @@ class Connections:
         """``connection`` waits on its client: it may be dropped to make room."""
         if not connection.is_waiting:
             connection.is_waiting = True
-            self.idle_by_peer.setdefault(connection.peer, {})[connection] = None
+            self.waiting_by_peer.setdefault(connection.peer, {})[connection] = None
 
     def busy(self, connection: GuardedProtocol) -> None:
         """The server owes ``connection`` an answer: it is not dropped to make room."""
         if connection.is_waiting:
             connection.is_waiting = False
-            held = self.idle_by_peer[connection.peer]
+            held = self.waiting_by_peer[connection.peer]
             del held[connection]
             if not held:
-                del self.idle_by_peer[connection.peer]
+                del self.waiting_by_peer[connection.peer]
 
     def leave(self, connection: GuardedProtocol) -> None:
         """``connection`` is closed (or closing): it no longer counts."""
@@ -110,7 +110,7 @@ class Connections:
 
     def _victim(self) -> GuardedProtocol | None:
         most: dict[GuardedProtocol, None] = {}
-        for held in self.idle_by_peer.values():
+        for held in self.waiting_by_peer.values():
             if len(held) > len(most):
                 most = held
         return next(iter(most), None)
