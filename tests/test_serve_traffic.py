@@ -7,6 +7,7 @@ its own limit; the cap the open-file limit leaves room for; the log filter; bad 
 
 from __future__ import annotations
 
+import asyncio
 import errno
 import logging
 import resource
@@ -22,8 +23,9 @@ from serving import BIG, Server, add_participant, free_port, guarded
 from siege import FileCount, Siege, Visitor, visit
 
 from arena.cli.main import cli
-from arena.serve.connections import BODY, HEAD
+from arena.serve.connections import BODY, HEAD, Connections
 from arena.serve.logs import RateLimitedLog
+from arena.serve.server import Acceptor
 from arena.serve.traffic import TrafficError, TrafficLimits, connection_room, traffic_limits
 
 #: A service's usual limit of open files (systemd's soft limit).
@@ -391,3 +393,37 @@ def test_a_bad_traffic_option_is_one_line(
     assert result.exit_code == 2, result.output
     assert result.output.count("\n") == 1 and result.output.startswith("arena: error: ")
     assert said in result.output
+
+
+@pytest.mark.alone
+def test_accept_failing_for_want_of_files_pauses_and_writes_nothing(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """Where asyncio's accept loop wrote a line (with its traceback) for each failed accept(),
+    up to its queue's length a pass, the server's acceptor tries again 0.1 s later, counting."""
+
+    class NoFiles(socket.socket):
+        tries = 0
+
+        def accept(self) -> tuple[socket.socket, object]:
+            NoFiles.tries += 1
+            raise OSError(errno.EMFILE, "Too many open files")
+
+    async def attempt() -> Connections:
+        listening = NoFiles()
+        listening.bind(("127.0.0.1", 0))
+        listening.listen()
+        table = Connections(_limits())
+        acceptor = Acceptor(listening, table, asyncio.Protocol)
+        acceptor.start()
+        with socket.create_connection(listening.getsockname()):  # always ready to accept
+            await asyncio.sleep(0.55)
+        acceptor.close()
+        listening.close()
+        return table
+
+    with caplog.at_level(logging.DEBUG):
+        table = asyncio.run(attempt())
+    assert 4 <= NoFiles.tries <= 7
+    assert table.dropped["no files"] == NoFiles.tries
+    assert not [r for r in caplog.records if r.levelno >= logging.WARNING], caplog.text

@@ -18,7 +18,7 @@ from arena.cli.options import (
     json_option,
 )
 from arena.errors import ArenaError, printable
-from arena.serve.traffic import MAX_DEFAULT_CONNECTIONS, MIN_CONNECTIONS
+from arena.serve.traffic import MAX_DEFAULT_CONNECTIONS, MIN_CONNECTIONS, traffic_limits
 
 
 def traffic_options(command: Callable[..., Any]) -> Callable[..., Any]:
@@ -173,7 +173,7 @@ def serve(
     executor: str,
     ray_address: str | None,
     db_url: str | None,
-    **traffic: Any,
+    **traffic_values: Any,
 ) -> None:
     """Run the competition server: participants upload bot packages over HTTP (arena submit
     PATH --server URL --token T, or POST /api/submissions), each is built in the sandbox,
@@ -188,9 +188,7 @@ def serve(
     ctx.obj["play"] = play
     if ctx.invoked_subcommand is not None:
         return
-    from arena.serve.traffic import traffic_limits
-
-    limits_of_traffic = traffic_limits(**traffic)
+    traffic = traffic_limits(**traffic_values)  # a bad value is told before anything starts
     try:
         from arena.serve.app import create_app
         from arena.serve.server import run_server
@@ -216,7 +214,7 @@ def serve(
     )
     click.echo(printable(f"arena serve: http://{host}:{port}/ over {store!r}"), err=True)
     app = create_app(store, spool, limits, ladder, builders=builders)
-    run_server(app, host, port, limits_of_traffic)
+    run_server(app, host, port, traffic)
 
 
 @serve.group()

@@ -135,6 +135,7 @@ class Connections:
             "evicted": f"dropped at the cap of {limits.max_connections} (waited longest)",
             "refused": "refused at the cap (no whole request head, or none to drop for it)",
             "no files": "accept() failures for want of files (accepting paused 0.1 s each)",
+            "failed": "other accept() failures (accepting paused 0.1 s each)",
             HEAD: f"closed: request head not complete within {limits.header_timeout:g} s",
             BODY: f"cut off: request body slower than {limits.body_rate / 1024:g} KiB/s",
             "send": f"cut off: answer not taken for {limits.send_timeout:g} s",

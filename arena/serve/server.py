@@ -31,7 +31,8 @@ from arena.serve.traffic import TrafficLimits
 #: Connections the kernel holds for the server before it accepts them (its own limit,
 #: ``net.core.somaxconn``, may be lower).
 LISTEN_QUEUE = 4096
-#: Seconds accepting pauses when ``accept()`` finds no file or memory for a connection.
+#: Seconds accepting pauses when ``accept()`` fails (it found no file or memory for a
+#: connection, or a network error).
 ACCEPT_PAUSE = 0.1
 #: ``accept()`` errors that say the process or the system is out of files or memory.
 OUT_OF_RESOURCES = {errno.EMFILE, errno.ENFILE, errno.ENOBUFS, errno.ENOMEM}
@@ -77,10 +78,8 @@ class Acceptor:
                 return
             except ConnectionAbortedError:
                 continue
-            except OSError as exc:
-                if exc.errno not in OUT_OF_RESOURCES:
-                    raise
-                self.table.dropped["no files"] += 1
+            except OSError as exc:  # out of files, or a network error the kernel passes on
+                self.table.dropped["no files" if exc.errno in OUT_OF_RESOURCES else "failed"] += 1
                 self._pause()
                 return
             if not self.table.make_room(self._whole_head(connection)):
