@@ -1,7 +1,7 @@
 """Hostile traffic for the tests of ``arena serve``: :class:`Siege` holds many half-sent
 requests against a server (slowloris heads and slow bodies), opening again each connection the
 server closes; :class:`Visitor` keeps asking pages as a person's browser would and times each
-answer."""
+answer; :class:`FileCount` follows how many files a process holds."""
 
 from __future__ import annotations
 
@@ -26,9 +26,10 @@ SLOW_BODY = (
 #: Seconds between two trickles of one byte on every held connection (so that no server can
 #: tell it from a slow client by silence alone).
 TRICKLE_SECONDS = 2.0
-#: Connections the siege opens a second at most (as attack tools pace themselves: a siege
-#: faster than this is a flood of connections, bounded by the server's processor rather than
-#: by what it holds).
+#: Connections the siege opens a second at most, as attack tools pace themselves (20 times
+#: slowhttptest's default). Unpaced, its POST heads are whole requests the server answers as
+#: fast as its processor allows: a flood of requests rather than of held connections, which
+#: docs/serve.md says the server does not stop alone.
 OPEN_PER_SECOND = 1000.0
 
 

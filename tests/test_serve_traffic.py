@@ -360,7 +360,9 @@ def test_ten_thousand_failed_accepts_are_a_few_log_lines() -> None:
     held = sum(int(line.split()[0]) for line in said)
     assert len(passed) == 3 and passed[0] == "socket.accept() out of system resource"
     assert held == 10_000 - len(passed)
-    assert said[0].endswith("(at most 1 a kind in 10 s): socket.accept() out of system resource")
+    assert said[0].endswith(
+        "(at most 1 of a kind every 10 s): socket.accept() out of system resource"
+    )
 
 
 def test_other_kinds_pass_beside_a_flood() -> None:

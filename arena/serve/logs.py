@@ -147,8 +147,8 @@ def _example(record: logging.LogRecord) -> str:
 
 def _summary(window: _Window, seconds: float) -> str:
     return (
-        f"{window.held} more log lines like this one were not written "
-        f"(at most {window.passed} a kind in {seconds:g} s): {window.example}"
+        f"{window.held} more lines like this were not written "
+        f"(at most {window.passed} of a kind every {seconds:g} s): {window.example}"
     )
 
 
