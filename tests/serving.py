@@ -1,37 +1,49 @@
-"""The real ``arena serve`` for tests: a process of its own on a loopback port, over its own
-database and submissions store in the test's directory, and what a participant does with it
-(HTTP calls, forms, uploads), shared by the tests of the competition server."""
+"""The real ``arena serve`` for tests: :class:`Server` starts it as a process of its own on a
+free loopback port over the test directory's database and submissions store, its output in
+``server.log`` there, and talks to it over HTTP; :func:`add_participant` adds a participant
+with the command and gives its token. :func:`guarded` serves a :func:`tiny_app` in this
+process the way ``arena serve`` serves its own (held to its traffic limits)."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
+import resource
 import signal
 import socket
 import subprocess
+import threading
 import time
 import urllib.error
 import urllib.request
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from arena.serve.background import ARENA
 
+if TYPE_CHECKING:
+    from arena.serve.server import GuardedServer
+    from arena.serve.traffic import TrafficLimits
+
 
 def free_port() -> int:
-    """A loopback port free now."""
+    """A loopback port free now (the server binds it a moment later)."""
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return int(s.getsockname()[1])
 
 
 class Server:
-    """An ``arena serve`` process over the test directory's database and store."""
+    """An ``arena serve`` process over the test directory's database and store; with
+    ``open_files``, the process may hold no more files than that (its RLIMIT_NOFILE, soft and
+    hard, as a service manager sets it)."""
 
-    def __init__(self, where: Path, *options: str) -> None:
+    def __init__(self, where: Path, *options: str, open_files: int | None = None) -> None:
         self.where = where
         self.options = options
+        self.open_files = open_files
         self.env = {
             **os.environ,
             "ARENA_DB": f"sqlite:///{where / 'arena.db'}",
@@ -59,6 +71,7 @@ class Server:
             cwd=self.where,
             stdout=log,
             stderr=subprocess.STDOUT,
+            preexec_fn=None if self.open_files is None else self._limit_files,
         )
         deadline = time.monotonic() + 60
         while time.monotonic() < deadline:
@@ -69,6 +82,10 @@ class Server:
                 assert self.process.poll() is None, (self.where / "server.log").read_text()
                 time.sleep(0.2)
         raise AssertionError("the server did not answer within 60 s")
+
+    def _limit_files(self) -> None:
+        assert self.open_files is not None
+        resource.setrlimit(resource.RLIMIT_NOFILE, (self.open_files, self.open_files))
 
     def kill(self) -> None:
         if self.process is not None and self.process.poll() is None:
@@ -93,7 +110,7 @@ class Server:
         request = urllib.request.Request(f"{self.url}{path}")
         if token is not None:
             request.add_header("Authorization", f"Bearer {token}")
-        return answer(request)
+        return json_answer(request)
 
     def put_json(self, path: str, token: str, body: Any) -> tuple[int, Any]:
         request = urllib.request.Request(
@@ -101,12 +118,12 @@ class Server:
         )
         request.add_header("Authorization", f"Bearer {token}")
         request.add_header("Content-Type", "application/json")
-        return answer(request)
+        return json_answer(request)
 
     def delete(self, path: str, token: str) -> tuple[int, Any]:
         request = urllib.request.Request(f"{self.url}{path}", method="DELETE")
         request.add_header("Authorization", f"Bearer {token}")
-        return answer(request)
+        return json_answer(request)
 
     def page(self, path: str) -> str:
         with urllib.request.urlopen(f"{self.url}{path}", timeout=30) as answer:
@@ -158,7 +175,7 @@ class Server:
         request = urllib.request.Request(f"{self.url}/api/submissions", data=body)
         request.add_header("Authorization", f"Bearer {token}")
         request.add_header("Content-Type", "multipart/form-data; boundary=b0undary")
-        return answer(request)
+        return json_answer(request)
 
     def wait_final(self, token: str, upload_id: int) -> dict[str, Any]:
         deadline = time.monotonic() + 180
@@ -183,8 +200,8 @@ class Server:
         raise AssertionError(f"the leaderboard holds {board['games']} games after 120 s")
 
 
-def answer(request: urllib.request.Request) -> tuple[int, Any]:
-    """The status and the JSON body of ``request``'s answer (an error's too)."""
+def json_answer(request: urllib.request.Request) -> tuple[int, Any]:
+    """The status and JSON body of the answer to ``request``, an error's too."""
     try:
         with urllib.request.urlopen(request, timeout=30) as answer:
             return answer.status, json.loads(answer.read())
@@ -193,10 +210,15 @@ def answer(request: urllib.request.Request) -> tuple[int, Any]:
 
 
 def add_participant(server: Server, name: str) -> str:
-    """Add participant ``name`` with the organizer's command; its token."""
+    """Add participant ``name`` with ``arena serve participants add``; its token."""
     added = server.arena("serve", "participants", "add", name)
     assert added.returncode == 0, added.stderr
     return added.stdout.split()[-1]
+
+
+#: The answer of :func:`tiny_app`'s ``/big``: more than a client's socket and the server's
+#: kernel buffer hold, so that a client that reads nothing leaves some unwritten.
+BIG = b"x" * (8 * 1024 * 1024)
 
 
 def upload(server: Server, token: str, wheel: Path) -> int:
@@ -215,3 +237,52 @@ def wait_until(what: str, check: Callable[[], Any], seconds: float = 180) -> Any
             return found
         time.sleep(0.2)
     raise AssertionError(f"{what}: not within {seconds:g} s")
+
+
+def tiny_app() -> Any:
+    """A Starlette application for the traffic tests: ``GET /small`` ("ok"), ``GET /big``
+    (:data:`BIG`, or its first ``?kib=N`` KiB) and ``POST /echo`` (the length of the body
+    read)."""
+    from starlette.applications import Starlette
+    from starlette.requests import Request
+    from starlette.responses import PlainTextResponse, Response
+    from starlette.routing import Route
+
+    def small(request: Request) -> Response:
+        return PlainTextResponse("ok")
+
+    def big(request: Request) -> Response:
+        size = int(request.query_params.get("kib", len(BIG) // 1024)) * 1024
+        return Response(BIG[:size], media_type="application/octet-stream")
+
+    async def echo(request: Request) -> Response:
+        return PlainTextResponse(str(len(await request.body())))
+
+    routes = [Route("/small", small), Route("/big", big), Route("/echo", echo, methods=["POST"])]
+    return Starlette(routes=routes)
+
+
+@contextlib.contextmanager
+def guarded(limits: TrafficLimits, app: Any = None) -> Iterator[GuardedServer]:
+    """:func:`tiny_app` (or ``app``) served in a thread of this process by
+    :func:`arena.serve.server.guarded_server` under ``limits`` on a free loopback port (the
+    server's ``listening.getsockname()``), as long as the block runs; no logs."""
+    from arena.serve.server import guarded_server
+
+    listening = socket.socket()
+    listening.bind(("127.0.0.1", 0))
+    server = guarded_server(
+        app or tiny_app(), limits, listening, log_config=None, log_level="critical"
+    )
+    thread = threading.Thread(target=server.run, name="guarded", daemon=True)
+    thread.start()
+    try:
+        deadline = time.monotonic() + 30
+        while not server.started:
+            assert thread.is_alive() and time.monotonic() < deadline, "the server did not start"
+            time.sleep(0.01)
+        yield server
+    finally:
+        server.should_exit = True
+        thread.join(30)
+        listening.close()

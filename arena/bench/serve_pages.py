@@ -3,7 +3,8 @@
 
 The benchmark builds a ladder in a temporary SQLite database (:func:`build_ladder`), starts the
 real application (:func:`arena.serve.app.create_app` without its background workers: nothing is
-built, played or refit while it is timed) under uvicorn on a free loopback port
+built, played or refit while it is timed) as ``arena serve`` serves it (uvicorn held to the
+default traffic limits, :func:`arena.serve.server.guarded_server`) on a free loopback port
 (:func:`serving`), and times plain HTTP GETs of every read-only page, each on a fresh connection
 as a browser's first load (:func:`time_pages`). The figure is the median of the slowest page, in
 milliseconds; :data:`PAGE_MS` keeps every page's median of the last run, and with
@@ -341,22 +342,22 @@ def build_ladder(
 @contextmanager
 def serving(store: Store, spool: Path, settings: LadderSettings) -> Iterator[str]:
     """The server's application over ``store`` (:func:`arena.serve.app.create_app` without
-    its background workers; uploads would be kept under ``spool``) served by uvicorn in a
-    thread of this process on a free loopback port, as long as the block runs; its base URL."""
+    its background workers; uploads would be kept under ``spool``) served as ``arena serve``
+    serves it (held to the default traffic limits) in a thread of this process on a free
+    loopback port, as long as the block runs; its base URL."""
     require_serve()
-    import uvicorn
-
     from arena.serve.app import create_app
+    from arena.serve.server import guarded_server
+    from arena.serve.traffic import traffic_limits
 
     app = create_app(store, spool, ladder_settings=settings, background=False)
-    config = uvicorn.Config(app, log_config=None, log_level="error", access_log=False)
-    server = uvicorn.Server(config)
     listening = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
     listening.bind(("127.0.0.1", 0))
     port = int(listening.getsockname()[1])
-    thread = threading.Thread(
-        target=server.run, kwargs={"sockets": [listening]}, name="serve-bench", daemon=True
+    server = guarded_server(
+        app, traffic_limits(), listening, log_config=None, log_level="error", access_log=False
     )
+    thread = threading.Thread(target=server.run, name="serve-bench", daemon=True)
     thread.start()
     try:
         deadline = time.monotonic() + REQUEST_SECONDS

@@ -4,7 +4,9 @@ the organizer's list of who may submit."""
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import click
 
@@ -16,6 +18,64 @@ from arena.cli.options import (
     json_option,
 )
 from arena.errors import ArenaError, printable
+from arena.serve.traffic import MAX_DEFAULT_CONNECTIONS, MIN_CONNECTIONS, traffic_limits
+
+
+def traffic_options(command: Callable[..., Any]) -> Callable[..., Any]:
+    """The options of :func:`arena.serve.traffic.traffic_limits`: what one client may hold
+    of the server (docs/serve.md, "Hostile traffic")."""
+    options = [
+        click.option(
+            "--max-connections",
+            type=click.IntRange(MIN_CONNECTIONS, 1_000_000),
+            default=None,
+            help="Connections held at once. At the cap, a connection that brings a whole request "
+            "drops the one that has waited longest on its client (of the peer with most such); "
+            "any other is refused [default: what the open-file limit leaves room for, at most "
+            f"{MAX_DEFAULT_CONNECTIONS}: 768 of 1,024 files].",
+        ),
+        click.option(
+            "--header-timeout",
+            type=click.FloatRange(0.5, 3600),
+            default=10.0,
+            show_default=True,
+            help="Seconds a request's whole head may take to arrive, from the connection (or "
+            "the request's first byte on a kept-alive connection).",
+        ),
+        click.option(
+            "--body-timeout",
+            type=click.FloatRange(0.5, 3600),
+            default=10.0,
+            show_default=True,
+            help="Seconds a request body may lag behind --body-rate: a body must have arrived "
+            "as far as it goes within this plus a second per --body-rate KiB.",
+        ),
+        click.option(
+            "--body-rate",
+            type=click.FloatRange(0.1, 1_000_000),
+            default=8.0,
+            show_default=True,
+            help="The slowest a request body (an upload) may arrive, in KiB per second.",
+        ),
+        click.option(
+            "--keep-alive",
+            type=click.FloatRange(0.1, 3600),
+            default=5.0,
+            show_default=True,
+            help="Seconds a connection may stay idle between an answer and the next request.",
+        ),
+        click.option(
+            "--send-timeout",
+            type=click.FloatRange(0.5, 3600),
+            default=30.0,
+            show_default=True,
+            help="Seconds a client may go without taking any of an answer (or, while 64 KiB of "
+            "it wait to be written, without taking 48 KiB) before it is cut off.",
+        ),
+    ]
+    for option in reversed(options):
+        command = option(command)
+    return command
 
 
 @click.group(invoke_without_command=True)
@@ -91,6 +151,7 @@ from arena.errors import ArenaError, printable
     show_default=True,
     help="Rule set of the ladder.",
 )
+@traffic_options
 @executor_options
 @db_option
 @click.pass_context
@@ -112,6 +173,7 @@ def serve(
     executor: str,
     ray_address: str | None,
     db_url: str | None,
+    **traffic_values: Any,
 ) -> None:
     """Run the competition server: participants upload bot packages over HTTP (arena submit
     PATH --server URL --token T, or POST /api/submissions), each is built in the sandbox,
@@ -126,10 +188,10 @@ def serve(
     ctx.obj["play"] = play
     if ctx.invoked_subcommand is not None:
         return
+    traffic = traffic_limits(**traffic_values)  # a bad value is told before anything starts
     try:
-        import uvicorn
-
         from arena.serve.app import create_app
+        from arena.serve.server import run_server
     except ImportError as exc:
         raise ArenaError(
             f"arena serve needs the 'serve' extra (pip install 'loveletter-arena[serve]'): {exc}"
@@ -152,7 +214,7 @@ def serve(
     )
     click.echo(printable(f"arena serve: http://{host}:{port}/ over {store!r}"), err=True)
     app = create_app(store, spool, limits, ladder, builders=builders)
-    uvicorn.run(app, host=host, port=port, log_level="info")
+    run_server(app, host, port, traffic)
 
 
 @serve.group()
