@@ -119,7 +119,8 @@ def test_a_bots_private_output_reaches_its_participant_alone(tmp_path: Path) -> 
             "bobbot@1": False,
         }
         code, seen = server.get("/api/bots/leakybot@1", None)
-        assert code == 200 and seen["faults"]["total"] >= 4
+        # a game may end before the leaky bot's first move (a Guard guessing its card at once)
+        assert code == 200 and seen["faults"]["total"] >= 1
         games = [g["id"] for g in seen["recent_games"]]
         assert len(games) == 4
         paths = [
