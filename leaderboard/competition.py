@@ -13,12 +13,12 @@ from __future__ import annotations
 
 import datetime as dt
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from sqlalchemy import delete, select, update
 
-from leaderboard.models import Competition, LadderSeat, LadderSnapshot
+from leaderboard.models import Competition, CompetitionSchedule, LadderSeat, LadderSnapshot
 from leaderboard.store import Store
 
 #: How many snapshots a rating history is drawn from at most (spread evenly, the latest last).
@@ -60,6 +60,53 @@ def set_competition(store: Store, state: CompetitionState) -> None:
         row.frozen = state.frozen
         row.final = state.final
         row.final_tournament_id = state.final_tournament_id
+
+
+@dataclass(frozen=True)
+class Schedule:
+    """When competition uploads close by themselves (``closes_at``, aware; ``None``: when the
+    organizer freezes it) and the line its front page announces (empty: none)."""
+
+    closes_at: dt.datetime | None = None
+    announcement: str = ""
+
+    def closed(self, now: dt.datetime | None = None) -> bool:
+        """Whether the closing time has come."""
+        when = now or dt.datetime.now(dt.UTC)
+        return self.closes_at is not None and when >= self.closes_at
+
+
+def schedule(store: Store, name: str) -> Schedule:
+    """Competition ``name``'s schedule."""
+    with store.transaction() as session:
+        row = session.get(CompetitionSchedule, name)
+        if row is None:
+            return Schedule()
+        closes = row.closes_at
+        if closes is not None and closes.tzinfo is None:  # SQLite keeps no zone: stored as UTC
+            closes = closes.replace(tzinfo=dt.UTC)
+        return Schedule(closes, row.announcement or "")
+
+
+def set_schedule(store: Store, name: str, found: Schedule) -> None:
+    """Store ``found`` as competition ``name``'s schedule."""
+    with store.transaction() as session:
+        row = session.get(CompetitionSchedule, name)
+        if row is None:
+            row = CompetitionSchedule(name=name)
+            session.add(row)
+        row.closes_at = None if found.closes_at is None else found.closes_at.astimezone(dt.UTC)
+        row.announcement = found.announcement
+
+
+def close_if_due(store: Store, name: str, now: dt.datetime | None = None) -> CompetitionState:
+    """Competition ``name``'s state, frozen first if its closing time has come (reopening it,
+    ``arena serve freeze --reopen``, clears a closing time that has passed)."""
+    state = competition(store, name)
+    if not state.frozen and schedule(store, name).closed(now):
+        state = replace(state, frozen=True)
+        set_competition(store, state)
+    return state
 
 
 # --- who is who in the ladder's tournaments ---------------------------------------------------

@@ -280,6 +280,28 @@ class RankedChoice(Base):
     since: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
 
 
+class ParticipantRemoval(Base):
+    """A participant the organizer removed (``arena serve participants remove``): its token no
+    longer works, its uploads are withdrawn and its name is free again; its games stay."""
+
+    __tablename__ = "participant_removals"
+
+    participant_id: Mapped[int] = mapped_column(ForeignKey("participants.id"), primary_key=True)
+    name: Mapped[str] = mapped_column(String(100))
+    removed: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+
+
+class CompetitionSchedule(Base):
+    """When a competition server stops taking uploads by itself (``closes_at``) and the line
+    its front page announces."""
+
+    __tablename__ = "competition_schedules"
+
+    name: Mapped[str] = mapped_column(String(200), primary_key=True)
+    closes_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True), nullable=True)
+    announcement: Mapped[str] = mapped_column(String(500), default="")
+
+
 class Competition(Base):
     """A competition server's state, by the competition's name: ``frozen`` (no new uploads
     accepted), ``final`` (its ladder stopped for the final round-robin) and that tournament's

@@ -13,8 +13,9 @@ from __future__ import annotations
 import datetime as dt
 import hashlib
 import secrets
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
 from sqlalchemy import func, select, update
 
@@ -23,6 +24,7 @@ from leaderboard.models import (
     UPLOAD_STATUSES,
     BotOwner,
     Participant,
+    ParticipantRemoval,
     RankedChoice,
     Upload,
     utcnow,
@@ -96,36 +98,131 @@ class UploadInfo:
         return out
 
 
-def add_participant(store: Store, name: str) -> str:
-    """Add a participant called ``name`` (1 to 100 printable ASCII characters, none that can
-    be mistaken for another participant's: :func:`~arena.hosting.names.skeleton`); returns its
-    token (shown once, never stored)."""
+def _clean_name(name: str) -> str:
+    """``name`` stripped, if it can name a participant (1 to 100 printable ASCII characters);
+    else a :class:`ParticipantError`."""
     cleaned = name.strip()
     if not cleaned or len(cleaned) > 100 or not cleaned.isascii() or not cleaned.isprintable():
         raise ParticipantError(
             f"bad participant name {name[:100]!r}: 1 to 100 printable ASCII characters"
         )
-    store.create_schema()
-    token = secrets.token_urlsafe(32)
-    with store.transaction() as session:
-        names = list(session.scalars(select(Participant.name)))
-        if cleaned in names:
+    return cleaned
+
+
+def _refuse_taken(cleaned: str, names: Iterable[str]) -> None:
+    """A :class:`ParticipantError` if ``cleaned`` is one of ``names`` or can be mistaken for
+    one (:func:`~arena.hosting.names.skeleton`)."""
+    for other in names:
+        if other == cleaned:
             raise ParticipantError(f"a participant called {cleaned!r} exists already")
-        for other in names:
-            if skeleton(other) == skeleton(cleaned):
-                raise ParticipantError(
-                    f"participant name {cleaned!r} can be mistaken for participant {other!r}: "
-                    "choose another name"
-                )
-        session.add(Participant(name=cleaned, token_hash=token_hash(token)))
+        if skeleton(other) == skeleton(cleaned):
+            raise ParticipantError(
+                f"participant name {cleaned!r} can be mistaken for participant {other!r}: "
+                "choose another name"
+            )
+
+
+def _present_names(session: Any, besides: int | None = None) -> list[str]:
+    """The names of the participants not removed (but ``besides``)."""
+    removed = select(ParticipantRemoval.participant_id)
+    query = select(Participant.name).where(Participant.id.not_in(removed))
+    if besides is not None:
+        query = query.where(Participant.id != besides)
+    return list(session.scalars(query))
+
+
+def add_participants(store: Store, names: Sequence[str]) -> list[tuple[str, str]]:
+    """Add a participant for each of ``names`` (each 1 to 100 printable ASCII characters, none
+    that can be mistaken for another participant's or another of ``names``:
+    :func:`~arena.hosting.names.skeleton`), all or none; returns each one's name and token
+    (shown once, never stored)."""
+    cleaned = [_clean_name(name) for name in names]
+    store.create_schema()
+    added: list[tuple[str, str]] = []
+    with store.transaction() as session:
+        taken = _present_names(session)
+        for name in cleaned:
+            _refuse_taken(name, taken)
+            token = secrets.token_urlsafe(32)
+            session.add(Participant(name=name, token_hash=token_hash(token)))
+            taken.append(name)
+            added.append((name, token))
+    return added
+
+
+def add_participant(store: Store, name: str) -> str:
+    """Add a participant called ``name`` (as :func:`add_participants`); returns its token."""
+    return add_participants(store, [name])[0][1]
+
+
+def _named(session: Any, name: str) -> Participant:
+    """The participant (not removed) called ``name``; else a :class:`ParticipantError`."""
+    removed = select(ParticipantRemoval.participant_id)
+    row = session.scalar(
+        select(Participant).where(Participant.name == name.strip(), Participant.id.not_in(removed))
+    )
+    if row is None:
+        raise ParticipantError(f"no participant called {name.strip()[:100]!r}")
+    return cast(Participant, row)
+
+
+def find_participant(store: Store, name: str) -> ParticipantInfo:
+    """The participant (not removed) called ``name``; else a :class:`ParticipantError`."""
+    store.create_schema()
+    with store.transaction() as session:
+        row = _named(session, name)
+        return ParticipantInfo(row.id, row.name, row.created)
+
+
+def reset_token(store: Store, name: str) -> str:
+    """Give participant ``name`` a new token (the old one stops working); returns it."""
+    token = secrets.token_urlsafe(32)
+    store.create_schema()
+    with store.transaction() as session:
+        _named(session, name).token_hash = token_hash(token)
     return token
 
 
-def participants(store: Store) -> list[ParticipantInfo]:
-    """Every participant, in the order they were added."""
+def rename_participant(store: Store, name: str, new: str) -> None:
+    """Call participant ``name`` ``new`` (checked as a new participant's name is)."""
+    cleaned = _clean_name(new)
     store.create_schema()
     with store.transaction() as session:
-        rows = session.scalars(select(Participant).order_by(Participant.id)).all()
+        row = _named(session, name)
+        _refuse_taken(cleaned, _present_names(session, besides=row.id))
+        row.name = cleaned
+
+
+def remove_participant(store: Store, name: str) -> ParticipantInfo:
+    """Remove participant ``name``: its token stops working, its name is free again (the row
+    keeps it with a mark, ``NAME (removed #ID)``, so that its games still say whose bots played)
+    and it is listed no more. Withdrawing its uploads is the caller's (they leave the
+    submissions store too). Returns it as it was."""
+    store.create_schema()
+    with store.transaction() as session:
+        row = _named(session, name)
+        found = ParticipantInfo(row.id, row.name, row.created)
+        session.add(ParticipantRemoval(participant_id=row.id, name=row.name))
+        row.name = f"{row.name[:80]} (removed #{row.id})"
+        row.token_hash = token_hash(secrets.token_urlsafe(32))
+    return found
+
+
+def removed_participants(store: Store) -> set[int]:
+    """The ids of the participants removed."""
+    with store.transaction() as session:
+        return set(session.scalars(select(ParticipantRemoval.participant_id)))
+
+
+def participants(store: Store, removed: bool = True) -> list[ParticipantInfo]:
+    """Every participant, in the order they were added (without ``removed``, those not
+    removed)."""
+    store.create_schema()
+    with store.transaction() as session:
+        query = select(Participant).order_by(Participant.id)
+        if not removed:
+            query = query.where(Participant.id.not_in(select(ParticipantRemoval.participant_id)))
+        rows = session.scalars(query).all()
         return [ParticipantInfo(p.id, p.name, p.created) for p in rows]
 
 

@@ -33,14 +33,21 @@ def machine_share(
     request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
 ) -> Iterator[None]:
     """Under pytest-xdist, every test holds the machine shared and a test marked ``alone``
-    exclusively (a lock file beside the workers' temporary folders)."""
+    exclusively (a lock file beside the workers' temporary folders). A test waiting to be alone
+    holds a turnstile that every test passes before it takes its share, so the other process
+    cannot go on starting tests ahead of it (flock favours no waiter): it waits for one test at
+    most, instead of its process idling for as long as the other one has tests."""
     if "PYTEST_XDIST_WORKER" not in os.environ:
         yield
         return
     alone = request.node.get_closest_marker("alone") is not None
-    lock = tmp_path_factory.getbasetemp().parent / "machine.lock"
-    with open(lock, "a") as held:
-        fcntl.flock(held, fcntl.LOCK_EX if alone else fcntl.LOCK_SH)
+    base = tmp_path_factory.getbasetemp().parent
+    with open(base / "machine.lock", "a") as held, open(base / "machine.turnstile", "a") as gate:
+        fcntl.flock(gate, fcntl.LOCK_EX)
+        try:
+            fcntl.flock(held, fcntl.LOCK_EX if alone else fcntl.LOCK_SH)
+        finally:
+            fcntl.flock(gate, fcntl.LOCK_UN)
         yield
 
 

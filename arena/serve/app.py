@@ -34,7 +34,7 @@ from starlette.routing import Route
 
 from arena.hosting import submissions
 from arena.hosting.submissions import SubmissionError
-from arena.serve import pages, privacy
+from arena.serve import pages, privacy, results
 from arena.serve.finals import report_path
 from arena.serve.ladder import Ladder, LadderSettings, is_ladder_game
 from arena.serve.pipeline import Limits, Pipeline
@@ -83,6 +83,11 @@ def _number(text: str, what: str) -> int:
 def _upload_id(text: str) -> int:
     """An upload's number from a URL or a form (404 when it is none)."""
     return _number(text, "upload")
+
+
+def hour_ago() -> dt.datetime:
+    """The start of the hour an upload limit counts."""
+    return dt.datetime.now(dt.UTC) - dt.timedelta(hours=1)
 
 
 def _error(status: int, message: str) -> JSONResponse:
@@ -145,10 +150,9 @@ def create_app(
 
     async def accept(who: P.ParticipantInfo, form: FormData) -> int:
         """Store the form's file as ``who``'s next upload and queue it; its id."""
-        if C.competition(store, settings.name).frozen:
+        if C.close_if_due(store, settings.name).frozen:
             raise ApiError(403, f"the competition {settings.name!r} is frozen: no new uploads")
-        hour_ago = dt.datetime.now(dt.UTC) - dt.timedelta(hours=1)
-        if P.uploads_since(store, who.id, hour_ago) >= limits.per_hour:  # before reading it
+        if P.uploads_since(store, who.id, hour_ago()) >= limits.per_hour:  # before reading it
             raise ApiError(429, f"at most {limits.per_hour} uploads per participant per hour")
         file = form.get("file")
         if not isinstance(file, UploadFile) or not file.filename:
@@ -233,6 +237,8 @@ def create_app(
             error=error,
             voice=P.voices(store).get(who.id),
             own_bots=own,
+            uploads_left=max(0, limits.per_hour - P.uploads_since(store, who.id, hour_ago())),
+            per_hour=limits.per_hour,
         )
 
     def rank(who: P.ParticipantInfo, bot: str) -> P.Voice:
@@ -309,6 +315,14 @@ def create_app(
             "ladder_notes": ladder.notes[-5:],
         }
         return JSONResponse(body)
+
+    def results_csv(request: Request) -> Response:
+        found = results.results_csv(results.results(store, ladder.settings))
+        return Response(
+            found,
+            media_type="text/csv; charset=utf-8",
+            headers={"Content-Disposition": 'attachment; filename="results.csv"'},
+        )
 
     def leaderboard(request: Request) -> JSONResponse:
         return JSONResponse(pages.leaderboard_json(store, ladder.settings))
@@ -388,6 +402,7 @@ def create_app(
         Route("/bots/{name}", bot_page),
         Route("/games/{game_id}", game_page),
         Route("/api/leaderboard", leaderboard),
+        Route("/results.csv", results_csv),
         Route("/api/bots/{name}", bot),
         Route("/api/games/{game_id}", game),
         Route("/api/submissions", submit, methods=["POST"]),

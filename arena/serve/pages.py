@@ -106,9 +106,12 @@ def leaderboard_json(store: Store, settings: LadderSettings) -> dict[str, Any]:
     from the stored snapshots (:mod:`leaderboard.competition`), never refit here."""
     state = C.competition(store, settings.name)
     latest = C.latest_snapshot(store, settings.name)
+    due = C.schedule(store, settings.name)
     base: dict[str, Any] = {
         "name": settings.name,
-        "frozen": state.frozen,
+        "frozen": state.frozen or due.closed(),
+        "closes_at": _when(due.closes_at),
+        "announcement": due.announcement,
         "final": state.final,
         "final_tournament": state.final_tournament_id,
     }

@@ -31,6 +31,7 @@ from leaderboard.store import Store, StoredGame
 CHANNELS: dict[str, str] = {
     "/": "the leaderboard: fault counts only",
     "/api/leaderboard": "the leaderboard: fault counts only",
+    "/results.csv": "the results to grade: participant, bot, standing and status, no fault",
     "/api/health": "failures of the ladder and of the refit as one line each, never what the "
     "failed process wrote (that goes to the server's log)",
     "/bots/{name}": "a bot's faults by kind, and its examples' messages as :func:`faults` "
