@@ -294,12 +294,14 @@ def _provenance_lines(detail: TournamentDetail, games: Sequence[StoredGame]) -> 
     facts += [(key, config_value(config, key)) for key in sorted(config) if key not in shown]
     lines = ["", "provenance:"]
     lines += [f"  {key}: {value}" for key, value in facts]
-    lines.append("entrants (name: bot, plugin, distribution version, parameters):")
+    lines.append("entrants (name: bot, plugin, distribution version, parameters[, team]):")
+    team_of = (config.get("teams") or {}).get("of", {})
     for e in detail.entrants:
         params = json.dumps(e.parameters, sort_keys=True, default=str)
+        team = f", team {team_of[e.name]}" if e.name in team_of else ""
         lines.append(
             f"  {e.name}: {e.bot}, plugin {e.plugin or '-'}, "
-            f"{e.distribution or '-'} {e.version or '-'}, {params}"
+            f"{e.distribution or '-'} {e.version or '-'}, {params}{team}"
         )
     return lines
 

@@ -377,8 +377,10 @@ def render_html(
         ("rating fit", fit_summary(standings)),
         ("total thinking time", seconds_text(standings.total_time)),
     ]
+    team_of = ((detail.configuration or {}).get("teams") or {}).get("of", {})
     entrants = [
         {
+            "team": team_of.get(e.name, ""),
             "name": e.name,
             "bot": e.bot,
             "plugin": e.plugin,
@@ -430,5 +432,6 @@ def render_html(
         decks=decks,
         deck_note=deck_note(detail),
         entrants=entrants,
+        teams_given=bool(team_of),
         configuration=json.dumps(config, indent=2, sort_keys=True, default=str),
     )

@@ -230,6 +230,7 @@ def test_arena_tournament_with_teams_and_its_report(tmp_path: Path) -> None:
     text = invoke(["report", "--tournament", str(info.id), "--db", db])
     said = " ".join(text.output.split())  # type: ignore[attr-defined]
     assert f"Teams: from {teams}: no table seated two bots of one team" in said
+    assert "{}, team alice" in said  # each entrant's team in the provenance
     data = json.loads(invoke(["report", "--tournament", str(info.id), "--db", db, "--json"]).output)  # type: ignore[attr-defined]
     assert data["teams"] == {"from": teams, "teams": {"alice": ["greedy", "random"]}}
 
