@@ -6,6 +6,7 @@ an upload ends with exactly one version."""
 
 from __future__ import annotations
 
+import contextlib
 import os
 import time
 from pathlib import Path
@@ -99,10 +100,8 @@ def _placement(server: Server, upload_id: int) -> tuple[int, str | None] | None:
 def _forget(where: Path) -> None:
     """Kill whatever of the test's processes is left (a failed test's orphans)."""
     for pid in _ours(where):
-        try:
+        with contextlib.suppress(OSError):
             os.kill(pid, 9)
-        except OSError:
-            pass
 
 
 def test_a_killed_server_leaves_no_check_nor_tournament_and_resumes_at_once(
