@@ -181,3 +181,34 @@ def test_a_killed_server_leaves_no_build(tmp_path: Path) -> None:
     finally:
         server.kill()
         _forget(tmp_path)
+
+
+def test_a_version_stored_by_a_killed_server_is_taken_up_not_stored_again(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The server stored an upload's version and was killed before the upload said so: built
+    again after the restart, the upload takes that version up (one version, ``@1``; before, the
+    build was stored again as ``@2``, identical); once an upload names it, identical content
+    uploaded again is a new version, as always."""
+    from types import SimpleNamespace
+    from typing import Any, cast
+
+    from arena.hosting.submissions import Record
+    from arena.serve.pipeline import stored_before
+    from leaderboard import participants as P
+
+    monkeypatch.setenv("ARENA_SUBMISSIONS", str(tmp_path / "submissions"))
+    store = Store(f"sqlite:///{tmp_path / 'arena.db'}")
+    store.create_schema()
+    P.add_participant(store, "hotel")
+    (hotel,) = P.participants(store)
+    upload_id = P.add_upload(store, hotel.id, "hotel-1.0-py3-none-any.whl", 10)
+    content = "a" * 64
+    Submissions().write(Record("hotel", 1, content, "1.0", "2026-11-28T00:00:00+00:00"))
+    built: Any = SimpleNamespace(distribution="hotel", content=content)
+    claimed: list[str] = []
+    found = stored_before(store, cast("Any", built), claimed.append)
+    assert found is not None and found.version == 1 and claimed == ["hotel"]
+    P.set_upload(store, upload_id, "checking", distribution="hotel", version=1, bots=["hotel"])
+    assert stored_before(store, built, claimed.append) is None
+    store.close()
