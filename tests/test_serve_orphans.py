@@ -31,7 +31,7 @@ import time
 
 class Slow(FirstLegal):
     def act(self, observation):
-        time.sleep(0.05)
+        time.sleep(0.08)
         return super().act(observation)
 """
 
@@ -115,7 +115,7 @@ def test_a_killed_server_leaves_no_check_nor_tournament_and_resumes_at_once(
     server = Server(
         tmp_path,
         *("--builders", "1", "--check-rounds", "10", "--field", "random"),
-        *("--ladder-decks", "15", "--rated-decks", "0", "--workers", "1"),
+        *("--ladder-decks", "30", "--rated-decks", "0", "--workers", "1"),
     )
     alice = add_participant(server, "alice")
     wheel = bot_wheel(tmp_path / "w", "slow-bot", "slowbot", extra=SLOW, factory="Slow")
