@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import signal
 import time
 from pathlib import Path
 
@@ -212,3 +213,45 @@ def test_a_version_stored_by_a_killed_server_is_taken_up_not_stored_again(
     P.set_upload(store, upload_id, "checking", distribution="hotel", version=1, bots=["hotel"])
     assert stored_before(store, built, claimed.append) is None
     store.close()
+
+
+#: A parent that ignores Ctrl-C (as ``arena serve finish &`` in a script does), starts a child
+#: with :func:`arena.serve.background.spawn` from a thread, says the child's pid and waits.
+PARENT = """
+import signal, subprocess, sys, threading, time
+from arena.serve.background import spawn
+
+signal.signal(signal.SIGINT, signal.SIG_IGN)
+child = "import time; time.sleep(60)"
+threading.Thread(target=lambda: print(spawn([sys.executable, "-c", child]).pid, flush=True)).start()
+time.sleep(60)
+"""
+
+
+def test_a_child_of_a_killed_parent_is_interrupted_even_with_ctrl_c_ignored() -> None:
+    """The mechanism alone: a child started by ``spawn`` (from a thread that lives on) of a
+    parent that ignores Ctrl-C ends within a few seconds of the parent's SIGKILL (without the
+    reset of Ctrl-C in ``spawn``, it inherits Ctrl-C ignored and sleeps on)."""
+    import subprocess
+    import sys
+
+    parent = subprocess.Popen([sys.executable, "-c", PARENT], stdout=subprocess.PIPE, text=True)
+    child = 0
+    try:
+        assert parent.stdout is not None
+        child = int(parent.stdout.readline())
+        parent.kill()
+        parent.wait()
+        wait_until("the child gone", lambda: not _alive(child), 5)
+    finally:
+        parent.kill()
+        if child and _alive(child):
+            os.kill(child, signal.SIGKILL)
+
+
+def _alive(pid: int) -> bool:
+    """Whether process ``pid`` runs (a zombie does not)."""
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] != "Z"
+    except OSError:
+        return False
