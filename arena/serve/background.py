@@ -54,8 +54,8 @@ def _dies_with(parent: int) -> Callable[[], None] | None:
         return None
 
     def child() -> None:
-        # a server started with Ctrl-C ignored (`arena serve &` in a script) would pass that on,
-        # and its children would ignore the signal that stops them
+        # a parent started with Ctrl-C ignored (`arena serve finish &` in a script) would pass
+        # that on, and its children would ignore the signal that stops them
         signal.signal(PARENT_GONE, signal.SIG_DFL)
         prctl(_PR_SET_PDEATHSIG, int(PARENT_GONE), 0, 0, 0)
         if os.getppid() != parent:  # the parent died before the signal was asked for
