@@ -13,7 +13,7 @@ from pathlib import Path
 
 from arena.errors import ArenaError
 from arena.hosting import submissions
-from arena.serve.background import ARENA
+from arena.serve.background import ARENA, spawn
 from arena.serve.ladder import LadderSettings, ladder_tournaments, new_seed
 from arena.serve.pages import ranked_players, ranked_rows
 from arena.serve.standings import refresh_standings
@@ -70,7 +70,7 @@ def finish_competition(
             *("--teams", "owners"),
         ]
     C.set_competition(store, replace(C.competition(store, name), frozen=True, final=True))
-    code = subprocess.run([*ARENA, "tournament", *command, *play, "--db", store.url]).returncode
+    code = spawn([*ARENA, "tournament", *command, *play, "--db", store.url]).wait()
     found = _final(store, settings)
     if code != 0 or not found or found[0][2] != "finished":
         raise ArenaError(
@@ -84,7 +84,7 @@ def finish_competition(
     command = ["report", "--tournament", tournament, "--html", str(where), "--pages", "none"]
     command += ["--no-fault-messages"]  # a published report: what a bot said is its author's
     command += ["--db", store.url]
-    code = subprocess.run([*ARENA, *command], stdout=subprocess.DEVNULL).returncode
+    code = spawn([*ARENA, *command], stdout=subprocess.DEVNULL).wait()
     if code != 0:
         raise ArenaError(f"arena report exited {code}: the final report was not written")
     return where

@@ -215,8 +215,8 @@ class Ladder(Background):
         withdrawn, or is not the version it played with after an upgrade) or that fails
         :data:`ATTEMPTS` times is finished with the games it had played (they count, the rest
         are not played), and said in :attr:`notes`: nothing stops rated play for good. One
-        another runner still plays (a server killed with its tournament running) is waited
-        for."""
+        another runner still plays (started by hand, or on another machine) is waited for; a
+        killed server's runners die with it, and their leases are taken over at once."""
         code, said = self._run(["--resume", str(tournament_id)])
         if code == 0:
             self._failures.pop(tournament_id, None)

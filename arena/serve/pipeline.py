@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from arena.errors import ArenaError
+from arena.hosting import submissions as S
 from arena.hosting.build import BuildLimits
 
 if TYPE_CHECKING:
@@ -141,8 +142,12 @@ class Pipeline:
 
     def start(self) -> None:
         """Requeue what a stopped server left half built (a build stored and being checked is
-        checked again, never built again), and start working."""
+        checked again, never built again), remove the control groups its killed children left
+        (:func:`arena.hosting.cgroups.sweep`), and start working."""
+        from arena.hosting import cgroups
+
         P.requeue_unfinished(self.store)
+        cgroups.sweep()
         for worker in self.workers:
             worker.start()
 
@@ -200,12 +205,13 @@ class Builder(Background):
         if not P.set_upload(store, upload.id, "building", only_from="queued"):
             return  # withdrawn or taken meanwhile
         path = pipeline.spool / str(upload.id) / upload.filename
+
+        def claim(distribution: str) -> None:
+            P.claim(store, distribution, upload.participant_id)
+
         try:
             built = self._build(path)
-            record = store_version(
-                built,
-                claim=lambda distribution: P.claim(store, distribution, upload.participant_id),
-            )
+            record = stored_before(store, built, claim) or store_version(built, claim=claim)
         except ArenaError as exc:
             log = getattr(exc, "log", "")[-P.LOG_CHARS :]
             P.set_upload(store, upload.id, "failed", reason=str(exc)[:2000], log=log)
@@ -251,6 +257,27 @@ class Builder(Background):
             raise SubmissionError(str(answer["error"]), log=str(answer.get("log", "")))
         last = err.strip().splitlines()[-1:] or [f"exit code {code}"]
         raise SubmissionError(f"the build process failed: {last[0]}", log=err[-P.LOG_CHARS :])
+
+
+def stored_before(store: Store, built: Built, claim: Callable[[str], None]) -> S.Record | None:
+    """The version of ``built`` a server killed between storing it and recording it on its
+    upload left (a stored version of its distribution with its content that no upload names),
+    claimed again with ``claim``; ``None`` when there is none: so a build is stored once, and
+    version numbers never skip."""
+    from arena.hosting.names import canonical
+
+    named = {
+        (canonical(u.distribution), u.version)
+        for u in P.uploads(store)
+        if u.distribution is not None and u.version is not None
+    }
+    for record in S.Store().records(built.distribution):
+        if record.content == built.content and (
+            (canonical(record.distribution), record.version) not in named
+        ):
+            claim(canonical(record.distribution))
+            return record
+    return None
 
 
 class Checker(Background):
