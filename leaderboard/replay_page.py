@@ -10,7 +10,7 @@ finished) embeds only what every seat saw: public events and the public table, n
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -143,6 +143,7 @@ def replay_data(
     tournament_id: int | None,
     hidden: bool,
     title: str | None = None,
+    own_seats: Collection[int] = (),
 ) -> dict[str, Any]:
     """The JSON the page embeds: every step of every round, ready to draw.
 
@@ -150,8 +151,11 @@ def replay_data(
     seat holds, discards, face-up cards, deck size, the end); unless ``hidden``, also the true
     hands, the set-aside card and the draw pile (``truth``) and each seat's view (``views``:
     hand, what it knows of others' hands and they of its hand, unseen counts, legal actions).
-    Events carry their text and who saw them; ``hidden`` keeps only public events.
+    Events carry their text and who saw them; ``hidden`` keeps only public events, and, of a
+    ``hidden`` game, the private events and the ``views`` of ``own_seats`` alone (the seats of
+    the reader's own bots, ``None`` in ``views`` at every other seat).
     """
+    own = frozenset(own_seats) if hidden else frozenset()
     rounds = replay_match(record) if isinstance(record, MatchRecord) else [replay_round(record)]
     seats = list(record.seats)
     head = rounds[0].record if rounds else None
@@ -163,11 +167,11 @@ def replay_data(
         start = 0
         for step in replay.steps:
             for event in game.events[start : step.events]:
-                if hidden and not event.public:
+                if hidden and not event.public and own.isdisjoint(event.visible_to or ()):
                     continue
                 events.append(_event(event, seats, len(out_steps)))
             start = step.events
-            out_steps.append(_step_json(step, hidden))
+            out_steps.append(_step_json(step, hidden, own))
         out_rounds.append(
             {
                 "number": number + 1,
@@ -194,6 +198,7 @@ def replay_data(
         "game_id": game_id,
         "tournament_id": tournament_id,
         "hidden": hidden,
+        "own_seats": sorted(own),
         "seats": seats,
         "players": len(seats),
         "variant": head.variant if head else "",
@@ -212,6 +217,7 @@ def replay_page_html(
     tournament_id: int | None,
     hidden: bool,
     title: str | None = None,
+    own_seats: Collection[int] = (),
 ) -> str:
     """One self-contained HTML page (inline CSS, SVG and JavaScript; nothing fetched) that
     steps through ``record`` (a round, or every round of a match) move by move.
@@ -219,11 +225,17 @@ def replay_page_html(
     Buttons, the arrow keys (Home and End too) and a slider choose the step; a selector shows
     the table as one seat saw it, or everything. ``hidden`` (a game of a secret-deck tournament
     not finished) leaves out everything some seat did not see: the page then holds only the
-    public view. Raises :class:`ReplayError` when the record does not play again.
+    public view, and the views of ``own_seats`` (:func:`replay_data`). Raises
+    :class:`ReplayError` when the record does not play again.
     """
     try:
         data = replay_data(
-            record, game_id=game_id, tournament_id=tournament_id, hidden=hidden, title=title
+            record,
+            game_id=game_id,
+            tournament_id=tournament_id,
+            hidden=hidden,
+            title=title,
+            own_seats=own_seats,
         )
     except ReplayError as exc:
         if game_id is None:
@@ -272,7 +284,7 @@ def _cards(cards: Sequence[Card | None]) -> list[int | None]:
     return [None if c is None else int(c) for c in cards]
 
 
-def _step_json(step: Step, hidden: bool) -> dict[str, Any]:
+def _step_json(step: Step, hidden: bool, own: frozenset[int] = frozenset()) -> dict[str, Any]:
     seen = step.observations[0]  # the public facts are the same in every seat's view
     players = len(step.hands)
     data: dict[str, Any] = {
@@ -296,23 +308,28 @@ def _step_json(step: Step, hidden: bool) -> dict[str, Any]:
             "winners": list(seen.winners),
         },
     }
+    if hidden and own:
+        data["views"] = [
+            _view(o) if seat in own else None for seat, o in enumerate(step.observations)
+        ]
     if not hidden:
         data["truth"] = {
             "hands": [_cards(h) for h in step.hands],
             "set_aside": int(step.set_aside),
             "draw_pile": _cards(step.draw_pile),
         }
-        data["views"] = [
-            {
-                "hand": _cards(o.hand),
-                "known": _cards(o.known),
-                "known_by": _cards(o.known_by),
-                "unseen": list(o.unseen),
-                "legal_actions": [str(a) for a in o.legal_actions],
-            }
-            for o in step.observations
-        ]
+        data["views"] = [_view(o) for o in step.observations]
     return data
+
+
+def _view(o: Observation) -> dict[str, Any]:
+    return {
+        "hand": _cards(o.hand),
+        "known": _cards(o.known),
+        "known_by": _cards(o.known_by),
+        "unseen": list(o.unseen),
+        "legal_actions": [str(a) for a in o.legal_actions],
+    }
 
 
 def _event(event: Event, seats: Sequence[str], step: int) -> dict[str, Any]:
@@ -500,6 +517,9 @@ seat saw</strong>{% endif %}</p>
   const views = [];
   if (data.hidden) {
     views.push(["public", "What every seat saw"]);
+    data.own_seats.forEach(function (seat) {
+      views.push([String(seat), "As " + who(seat) + " saw it (your bot)"]);
+    });
   } else {
     views.push(["all", "Everything"]);
     data.seats.forEach(function (name, seat) {
@@ -675,6 +695,7 @@ seat saw</strong>{% endif %}</p>
       const seen = ev.visible_to;
       const seat = Number(view);
       if (view !== "all" && view !== "public" && seen !== null && !seen.includes(seat)) return;
+      if (view === "public" && seen !== null) return;
       const item = el("li", "", ev.text);
       item.dataset.step = String(ev.step);
       if (seen !== null) {

@@ -38,11 +38,13 @@ CHANNELS: dict[str, str] = {
     "/api/bots/{name}": "as /bots/{name}, to the viewer the token names (anyone without one)",
     "/games/{game_id}": "a replay: its record as :func:`game` gives it to nobody",
     "/api/games/{game_id}": "a game's record as :func:`game` gives it to the viewer the token "
-    "names (anyone without one)",
+    "names (anyone without one), with the private events of the seats :func:`own_seats` "
+    "gives that viewer",
     "/final": "the final round-robin's report, written without fault messages",
     "/submit": "the upload form: answers the upload's number, or the refusal",
     "/me": "the participant whose token was typed: its own uploads with their logs and "
-    "reasons, what its bots wrote and their faults' messages",
+    "reasons, what its bots wrote and their faults' messages; a game's replay as :func:`game` "
+    "gives it to that participant, with the views of the seats :func:`own_seats` gives it",
     "/api/submissions": "the token's participant's own uploads (another's: 403)",
     "/api/submissions/{upload_id}": "the token's participant's own upload with its log, "
     "output and faults (another's: 403)",
@@ -75,6 +77,26 @@ def game(store: Store, tournament_id: int, found: StoredGame, viewer: Viewer) ->
     seats = found.record.seats
     shown = {seat for seat, entrant in enumerate(seats) if viewer.sees(owners.get(entrant))}
     return dataclasses.replace(found, record=found.record.with_messages_of(shown))
+
+
+def own_seats(
+    store: Store, tournament_id: int, found: StoredGame, viewer: Viewer
+) -> frozenset[int]:
+    """The seats of game ``found`` (of tournament ``tournament_id``) whose own view ``viewer``
+    may read where the game's hidden cards are otherwise kept (its hand, its draws, what it
+    was shown): the seats of the viewer's own bots, once the tournament is finished, and
+    none before.
+
+    A finished tournament's decks are never dealt again: every tournament of the ladder (a
+    placement, a rated round, the final) draws its own secret decks (``balanced:N``) from a
+    fresh secret seed (:func:`arena.serve.ladder.new_seed`), and only an unfinished
+    tournament is resumed on its decks. So what a seat saw of a finished tournament's deck
+    tells its participant nothing of a deck any of its bots will be dealt."""
+    if viewer.participant_id is None or store.tournament(tournament_id).status != "finished":
+        return frozenset()
+    owners = seat_owners(store, tournament_id)
+    seats = found.record.seats
+    return frozenset(s for s, entrant in enumerate(seats) if viewer.sees(owners.get(entrant)))
 
 
 def seat_owners(store: Store, tournament_id: int) -> dict[str, int]:
