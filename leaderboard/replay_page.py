@@ -452,8 +452,8 @@ seat {{ loop.index0 }}: {{ name }}{{ ";" if not loop.last }}
 {% endfor %}
 &middot; variant {{ data.variant }}
 {% if data.match %} &middot; a match of {{ data.rounds|length }} rounds{% endif %}
-{% if data.hidden %} &middot; <strong>secret decks, tournament not finished: only what every
-seat saw</strong>{% endif %}</p>
+{% if data.hidden %} &middot; <strong>secret decks not shown yet: only what every
+seat saw{% if data.own_seats %}, and what your bot's seat saw{% endif %}</strong>{% endif %}</p>
 <div class="controls">
   <button id="first" type="button" title="First step (Home)">|&#9664;</button>
   <button id="prev" type="button" title="Previous step (left arrow)">&#9664;</button>
