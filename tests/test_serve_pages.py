@@ -103,10 +103,11 @@ def _pages_in_a_browser(server: Server, token: str, game_id: int) -> None:
             # a window is at least 500 pixels wide: a phone's screen is emulated
             metrics = {"width": width, "height": 900, "deviceScaleFactor": 1, "mobile": width < 800}
             browser.execute_cdp_cmd("Emulation.setDeviceMetricsOverride", metrics)
-            inner = browser.execute_script("return window.innerWidth")
-            assert inner == width
+            inner = width
             for path, shot in [*PAGES, (f"/games/{game_id}", None)]:
                 browser.get(f"{server.url}{path}")
+                # each page says its viewport is the device's width
+                assert browser.execute_script("return window.innerWidth") == width, path
                 wide = browser.execute_script("return document.documentElement.scrollWidth")
                 assert wide <= inner, (path, width, wide, inner)
                 if shot and width < 1000:

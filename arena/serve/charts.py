@@ -13,7 +13,7 @@ from markupsafe import Markup
 #: The chart's drawing size in SVG units (it scales to its box's width).
 WIDTH, HEIGHT = 640, 240
 #: Room for the axes' labels: left, right, top, bottom.
-LEFT, RIGHT, TOP, BOTTOM = 56, 12, 12, 40
+LEFT, RIGHT, TOP, BOTTOM = 64, 36, 12, 48
 
 
 @dataclass(frozen=True)
@@ -75,10 +75,15 @@ def rating_chart(points: Sequence[Point]) -> Markup:
             f'y2="{y(value):.1f}"/><text class="tick" x="{LEFT - 6}" y="{y(value) + 4:.1f}" '
             f'text-anchor="end">{value:.0f}</text>'
         )
+    said: set[str] = set()
     for moment in _time_ticks(start, end):
+        label = _time_label(moment, span)
+        if label in said:  # moments closer than the labels tell
+            continue
+        said.add(label)
         parts.append(
-            f'<text class="tick" x="{x(moment):.1f}" y="{HEIGHT - BOTTOM + 16}" '
-            f'text-anchor="middle">{_time_label(moment, span)}</text>'
+            f'<text class="tick" x="{x(moment):.1f}" y="{HEIGHT - BOTTOM + 20}" '
+            f'text-anchor="middle">{label}</text>'
         )
     line = " ".join(f"{x(p.when):.1f},{y(p.elo):.1f}" for p in points)
     parts += [
@@ -86,8 +91,8 @@ def rating_chart(points: Sequence[Point]) -> Markup:
         f'<line class="axis" x1="{LEFT}" x2="{LEFT}" y1="{TOP}" y2="{HEIGHT - BOTTOM}"/>',
         f'<line class="axis" x1="{LEFT}" x2="{WIDTH - RIGHT}" y1="{HEIGHT - BOTTOM}" '
         f'y2="{HEIGHT - BOTTOM}"/>',
-        f'<text class="axis-label" x="14" y="{TOP + inner_h / 2:.1f}" text-anchor="middle" '
-        f'transform="rotate(-90 14 {TOP + inner_h / 2:.1f})">Elo</text>',
+        f'<text class="axis-label" x="16" y="{TOP + inner_h / 2:.1f}" text-anchor="middle" '
+        f'transform="rotate(-90 16 {TOP + inner_h / 2:.1f})">Elo</text>',
         f'<text class="axis-label" x="{LEFT + inner_w / 2:.1f}" y="{HEIGHT - 4}" '
         'text-anchor="middle">time (UTC)</text>',
         "</svg>",
@@ -103,6 +108,8 @@ def _time_ticks(start: dt.datetime, end: dt.datetime, count: int = 4) -> list[dt
 
 
 def _time_label(moment: dt.datetime, span: float) -> str:
+    if span < 600:
+        return moment.strftime("%H:%M:%S")
     if span < 2 * 86400:
         return moment.strftime("%H:%M")
     return moment.strftime("%d %b %H:%M") if span < 14 * 86400 else moment.strftime("%d %b")
