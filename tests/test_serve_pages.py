@@ -28,6 +28,14 @@ def _private(found: dict[str, Any]) -> list[list[int]]:
     return [e["visible_to"] for e in found["events"] if e["visible_to"] is not None]
 
 
+def _in_progress(server: Server) -> bool:
+    """Whether the leaderboard lists alice's upload as placing, with nothing private."""
+    board = server.get("/api/leaderboard", None)[1]
+    shown = [{**u, "created": None} for u in board["in_progress"]]
+    alices = {"id": 1, "participant": "alice", "bots": ["alicebot"], "status": "placing"}
+    return shown == [{**alices, "created": None}]
+
+
 def test_a_participant_replays_its_own_seat_and_pages_fit_a_phone(tmp_path: Path) -> None:
     """Alice's and Bob's bots are placed against each other (tournaments on secret decks, now
     finished); Alice reads her seat's private events (her draws) in their games, Bob his own
@@ -46,6 +54,9 @@ def test_a_participant_replays_its_own_seat_and_pages_fit_a_phone(tmp_path: Path
             where = tmp_path / name
             where.mkdir()
             sent = upload(server, token, bot_wheel(where, f"{name}-bot", f"{name}bot"))
+            if name == "alice":  # placed once there is an opponent: in progress meanwhile
+                wait_until("alice's upload in progress", lambda: _in_progress(server), 120)
+                assert "alice: alicebot" in server.page("/")
             if name == "bob":
                 assert server.wait_final(token, sent)["status"] == "ranked"
         server.board(4)
