@@ -151,9 +151,11 @@ def replay_data(
     seat holds, discards, face-up cards, deck size, the end); unless ``hidden``, also the true
     hands, the set-aside card and the draw pile (``truth``) and each seat's view (``views``:
     hand, what it knows of others' hands and they of its hand, unseen counts, legal actions).
-    Events carry their text and who saw them; ``hidden`` keeps only public events, and, of a
-    ``hidden`` game, the private events and the ``views`` of ``own_seats`` alone (the seats of
-    the reader's own bots, ``None`` in ``views`` at every other seat).
+    A step whose bot wrote something while choosing it holds that text (``output``: the
+    record's :class:`~arena.referee.records.MoveOutput`, of ``own_seats`` alone when
+    ``hidden``). Events carry their text and who saw them; ``hidden`` keeps only public
+    events, and, of a ``hidden`` game, the private events and the ``views`` of ``own_seats``
+    alone (the seats of the reader's own bots, ``None`` in ``views`` at every other seat).
     """
     own = frozenset(own_seats) if hidden else frozenset()
     rounds = replay_match(record) if isinstance(record, MatchRecord) else [replay_round(record)]
@@ -165,6 +167,10 @@ def replay_data(
         game = replay.record
         events: list[dict[str, Any]] = []
         start = 0
+        said = {
+            (o.seat, o.move): o.text for o in game.output if not hidden or o.seat in own
+        }  # what a bot wrote choosing a move: beside the move, or beside its fault
+        moves = 0
         for step in replay.steps:
             for event in game.events[start : step.events]:
                 if hidden and not event.public and own.isdisjoint(event.visible_to or ()):
@@ -172,6 +178,13 @@ def replay_data(
                 events.append(_event(event, seats, len(out_steps)))
             start = step.events
             out_steps.append(_step_json(step, hidden, own))
+            key = None
+            if step.kind == "move":
+                key, moves = (step.seat, moves), moves + 1
+            elif step.fault is not None:
+                key = (step.fault.seat, step.fault.move)
+            if key in said:
+                out_steps[-1]["output"] = said.pop(key)
         out_rounds.append(
             {
                 "number": number + 1,
@@ -370,6 +383,9 @@ h2 { font-size: 1rem; margin: 0 0 .4rem; }
 .banner .fault { background: #f8d0cc; font-weight: 600; }
 .banner .end { background: #d9f0d3; font-weight: 600; }
 .banner .opening { background: #fff3c4; }
+.banner .output { background: #f4f4f4; }
+.banner .output pre { margin: .2rem 0 0; white-space: pre-wrap; overflow-wrap: anywhere;
+  max-height: 12rem; overflow-y: auto; }
 .layout { display: grid; grid-template-columns: minmax(0, 1fr) 24rem; gap: 1rem; }
 @media (max-width: 60rem) { .layout { grid-template-columns: 1fr; } }
 .centre { display: flex; flex-wrap: wrap; gap: 1.2rem; align-items: flex-start; padding: .6rem;
@@ -669,6 +685,12 @@ seat saw{% if data.own_seats %}, and what your bot's seat saw{% endif %}</strong
       text += " (an opening move given, not chosen by the bot)";
     }
     banner.appendChild(el("div", kind, text));
+    if (step.output) {
+      const said = el("div", "output", "");
+      said.appendChild(el("span", "label", who(step.seat) + " wrote, choosing this move:"));
+      said.appendChild(el("pre", "", step.output));
+      banner.appendChild(said);
+    }
     if (t.end_reason !== null) {
       banner.appendChild(el("div", "end", round.end_text));
       if (data.match && step === lastOfRound(step.round)) {

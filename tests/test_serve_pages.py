@@ -6,6 +6,7 @@ rating chart with its axes, times in words."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
@@ -15,6 +16,21 @@ from serving import Server, add_participant, upload, wait_until
 from wheels import bot_wheel
 
 pytestmark = [pytest.mark.usefixtures("bubblewrap"), pytest.mark.slow]
+
+
+#: Each bot writes to stderr as it chooses each move: its participant's name and the move.
+CHATTY = """
+import sys
+
+
+class Chatty(FirstLegal):
+    said = 0
+
+    def act(self, observation):
+        self.said += 1
+        print("{name}-SAYS move", self.said, file=sys.stderr, flush=True)
+        return super().act(observation)
+"""
 
 
 def _game(server: Server, game_id: int, token: str | None) -> dict[str, Any]:
@@ -53,7 +69,9 @@ def test_a_participant_replays_its_own_seat_and_pages_fit_a_phone(tmp_path: Path
         for name, token in (("alice", alice), ("bob", bob)):
             where = tmp_path / name
             where.mkdir()
-            sent = upload(server, token, bot_wheel(where, f"{name}-bot", f"{name}bot"))
+            chatty = CHATTY.format(name=name.upper())
+            wheel = bot_wheel(where, f"{name}-bot", f"{name}bot", extra=chatty, factory="Chatty")
+            sent = upload(server, token, wheel)
             if name == "alice":  # placed once there is an opponent: in progress meanwhile
                 wait_until("alice's upload in progress", lambda: _in_progress(server), 120)
                 assert "alice: alicebot" in server.page("/")
@@ -82,9 +100,15 @@ def test_a_participant_replays_its_own_seat_and_pages_fit_a_phone(tmp_path: Path
             his = _game(server, game_id, bob)
             assert his["own_seats"] == [theirs] and [theirs] in _private(his)
             assert all(theirs in who for who in _private(his))
+            # what each bot wrote, beside its own moves, to its own participant alone
+            assert own["output"] and {o["seat"] for o in own["output"]} == {mine}
+            assert all(o["text"].startswith("ALICE-SAYS move") for o in own["output"])
+            assert {o["seat"] for o in his.get("output", ())} <= {theirs}
+            assert "ALICE-SAYS" not in json.dumps(his)
             for token in (carol, None):
                 public = _game(server, game_id, token)
                 assert public["own_seats"] == [] and _private(public) == []
+                assert "output" not in public and "-SAYS" not in json.dumps(public)
         # on the pages: alice through /me (the token typed, CSRF-checked), everyone else public
         cookie, csrf = server.form("/me")
         fields = {"csrf": csrf, "token": alice, "game": str(games[0])}
@@ -93,8 +117,10 @@ def test_a_participant_replays_its_own_seat_and_pages_fit_a_phone(tmp_path: Path
         code, replay = server.post_form("/me", fields, None, cookie)
         assert code == 200 and f'"own_seats": [{mine}]' in replay
         code, replay = server.post_form("/me", {**fields, "token": carol}, None, cookie)
-        assert code == 200 and '"own_seats": []' in replay
+        assert code == 200 and '"own_seats": []' in replay and "-SAYS" not in replay
+        assert "ALICE-SAYS" in replay and "BOB-SAYS" not in replay
         assert '"own_seats": []' in server.page(f"/games/{games[0]}")
+        assert "-SAYS" not in server.page(f"/games/{games[0]}")
         code, _ = server.post_form("/me", {**fields, "csrf": "forged"}, None, cookie)
         assert code == 403
         _pages_in_a_browser(server, alice, games[0])
