@@ -82,6 +82,7 @@ def test_a_participant_replays_its_own_seat_and_pages_fit_a_phone(tmp_path: Path
         assert code == 200 and page["participant"] == "alice"
         games = [g["id"] for g in page["recent_games"]]
         assert len(games) == 4
+        alice_said, talked = 0, games[0]
         for game_id in games:
             seats = _game(server, game_id, None)["seats"]
             mine = next(i for i, s in enumerate(seats) if s.startswith("alicebot"))
@@ -101,29 +102,33 @@ def test_a_participant_replays_its_own_seat_and_pages_fit_a_phone(tmp_path: Path
             assert his["own_seats"] == [theirs] and [theirs] in _private(his)
             assert all(theirs in who for who in _private(his))
             # what each bot wrote, beside its own moves, to its own participant alone
-            assert own["output"] and {o["seat"] for o in own["output"]} == {mine}
-            assert all(o["text"].startswith("ALICE-SAYS move") for o in own["output"])
+            said = own.get("output", [])  # a game may end before her bot's first move
+            assert {o["seat"] for o in said} <= {mine}
+            assert all(o["text"].startswith("ALICE-SAYS move") for o in said)
+            alice_said += len(said)
+            talked = game_id if said else talked
             assert {o["seat"] for o in his.get("output", ())} <= {theirs}
             assert "ALICE-SAYS" not in json.dumps(his)
             for token in (carol, None):
                 public = _game(server, game_id, token)
                 assert public["own_seats"] == [] and _private(public) == []
                 assert "output" not in public and "-SAYS" not in json.dumps(public)
+        assert alice_said > 0
         # on the pages: alice through /me (the token typed, CSRF-checked), everyone else public
         cookie, csrf = server.form("/me")
-        fields = {"csrf": csrf, "token": alice, "game": str(games[0])}
-        seats = _game(server, games[0], None)["seats"]
+        fields = {"csrf": csrf, "token": alice, "game": str(talked)}
+        seats = _game(server, talked, None)["seats"]
         mine = next(i for i, s in enumerate(seats) if s.startswith("alicebot"))
         code, replay = server.post_form("/me", fields, None, cookie)
         assert code == 200 and f'"own_seats": [{mine}]' in replay
+        assert "ALICE-SAYS" in replay and "BOB-SAYS" not in replay
         code, replay = server.post_form("/me", {**fields, "token": carol}, None, cookie)
         assert code == 200 and '"own_seats": []' in replay and "-SAYS" not in replay
-        assert "ALICE-SAYS" in replay and "BOB-SAYS" not in replay
-        assert '"own_seats": []' in server.page(f"/games/{games[0]}")
-        assert "-SAYS" not in server.page(f"/games/{games[0]}")
+        assert '"own_seats": []' in server.page(f"/games/{talked}")
+        assert "-SAYS" not in server.page(f"/games/{talked}")
         code, _ = server.post_form("/me", {**fields, "csrf": "forged"}, None, cookie)
         assert code == 403
-        _pages_in_a_browser(server, alice, games[0])
+        _pages_in_a_browser(server, alice, talked)
     finally:
         server.kill()
 
