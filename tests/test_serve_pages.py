@@ -174,6 +174,16 @@ def _pages_in_a_browser(server: Server, token: str, game_id: int) -> None:
             options = [o.text for o in browser.find_elements(By.CSS_SELECTOR, "#view option")]
             assert options[0] == "What every seat saw" and len(options) == 2
             assert options[1].endswith("saw it (your bot)")
+            # what her bot wrote, under the move it chose
+            step = browser.execute_script(
+                "const data = JSON.parse(document.getElementById('replay-data').textContent);"
+                "const at = data.steps.findIndex(s => s.output !== undefined);"
+                "const slider = document.getElementById('slider'); slider.value = String(at);"
+                "slider.dispatchEvent(new Event('input')); return at;"
+            )
+            assert step > 0
+            said = browser.find_element(By.CSS_SELECTOR, "#banner .output pre").text
+            assert said.startswith("ALICE-SAYS move")
             wide = browser.execute_script("return document.documentElement.scrollWidth")
             assert wide <= inner, ("/me game", width, wide, inner)
             # a version that never played: a page that says so, not the API's JSON
