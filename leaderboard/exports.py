@@ -9,6 +9,7 @@ deck order and only the public events.
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from typing import Any
 
 from leaderboard.store import GameRow, StoredGame
@@ -36,16 +37,24 @@ CSV_COLUMNS: tuple[str, ...] = (
 )
 
 
-def game_json(tournament_id: int, game: StoredGame, hidden: bool) -> dict[str, Any]:
+def game_json(
+    tournament_id: int, game: StoredGame, hidden: bool, own_seats: Collection[int] = ()
+) -> dict[str, Any]:
     """Stored game ``game`` of tournament ``tournament_id`` as JSON: ``id``, ``tournament``,
     ``key``, ``deck_position`` (``None``: no stored deck), ``rotation``, ``hidden``, then
     every field of its :meth:`~arena.referee.records.GameRecord.to_json` (so that
     :meth:`~arena.referee.records.GameRecord.from_json` reads it back). With ``hidden`` the record's
-    ``deck`` is ``None`` and only its public events are kept."""
+    ``deck`` is ``None`` and only its public events are kept, and the private events seen by
+    ``own_seats`` (the seats of the reader's own bots, listed as ``own_seats``)."""
     data = game.record.to_json()
+    own = sorted(own_seats) if hidden else []
     if hidden:
         data["deck"] = None
-        data["events"] = [e for e in data["events"] if e["visible_to"] is None]
+        data["events"] = [
+            e
+            for e in data["events"]
+            if e["visible_to"] is None or not set(own).isdisjoint(e["visible_to"])
+        ]
     return {
         "id": game.id,
         "tournament": tournament_id,
@@ -53,6 +62,7 @@ def game_json(tournament_id: int, game: StoredGame, hidden: bool) -> dict[str, A
         "deck_position": game.deck,
         "rotation": game.rotation,
         "hidden": hidden,
+        "own_seats": own,
         **data,
     }
 

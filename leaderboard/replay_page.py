@@ -10,7 +10,7 @@ finished) embeds only what every seat saw: public events and the public table, n
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -143,6 +143,7 @@ def replay_data(
     tournament_id: int | None,
     hidden: bool,
     title: str | None = None,
+    own_seats: Collection[int] = (),
 ) -> dict[str, Any]:
     """The JSON the page embeds: every step of every round, ready to draw.
 
@@ -150,8 +151,13 @@ def replay_data(
     seat holds, discards, face-up cards, deck size, the end); unless ``hidden``, also the true
     hands, the set-aside card and the draw pile (``truth``) and each seat's view (``views``:
     hand, what it knows of others' hands and they of its hand, unseen counts, legal actions).
-    Events carry their text and who saw them; ``hidden`` keeps only public events.
+    A step whose bot wrote something while choosing it holds that text (``output``: the
+    record's :class:`~arena.referee.records.MoveOutput`, of ``own_seats`` alone when
+    ``hidden``). Events carry their text and who saw them; ``hidden`` keeps only public
+    events, and, of a ``hidden`` game, the private events and the ``views`` of ``own_seats``
+    alone (the seats of the reader's own bots, ``None`` in ``views`` at every other seat).
     """
+    own = frozenset(own_seats) if hidden else frozenset()
     rounds = replay_match(record) if isinstance(record, MatchRecord) else [replay_round(record)]
     seats = list(record.seats)
     head = rounds[0].record if rounds else None
@@ -161,13 +167,24 @@ def replay_data(
         game = replay.record
         events: list[dict[str, Any]] = []
         start = 0
+        said = {
+            (o.seat, o.move): o.text for o in game.output if not hidden or o.seat in own
+        }  # what a bot wrote choosing a move: beside the move, or beside its fault
+        moves = 0
         for step in replay.steps:
             for event in game.events[start : step.events]:
-                if hidden and not event.public:
+                if hidden and not event.public and own.isdisjoint(event.visible_to or ()):
                     continue
                 events.append(_event(event, seats, len(out_steps)))
             start = step.events
-            out_steps.append(_step_json(step, hidden))
+            out_steps.append(_step_json(step, hidden, own))
+            key = None
+            if step.kind == "move":
+                key, moves = (step.seat, moves), moves + 1
+            elif step.fault is not None:
+                key = (step.fault.seat, step.fault.move)
+            if key in said:
+                out_steps[-1]["output"] = said.pop(key)
         out_rounds.append(
             {
                 "number": number + 1,
@@ -194,6 +211,7 @@ def replay_data(
         "game_id": game_id,
         "tournament_id": tournament_id,
         "hidden": hidden,
+        "own_seats": sorted(own),
         "seats": seats,
         "players": len(seats),
         "variant": head.variant if head else "",
@@ -212,6 +230,7 @@ def replay_page_html(
     tournament_id: int | None,
     hidden: bool,
     title: str | None = None,
+    own_seats: Collection[int] = (),
 ) -> str:
     """One self-contained HTML page (inline CSS, SVG and JavaScript; nothing fetched) that
     steps through ``record`` (a round, or every round of a match) move by move.
@@ -219,11 +238,17 @@ def replay_page_html(
     Buttons, the arrow keys (Home and End too) and a slider choose the step; a selector shows
     the table as one seat saw it, or everything. ``hidden`` (a game of a secret-deck tournament
     not finished) leaves out everything some seat did not see: the page then holds only the
-    public view. Raises :class:`ReplayError` when the record does not play again.
+    public view, and the views of ``own_seats`` (:func:`replay_data`). Raises
+    :class:`ReplayError` when the record does not play again.
     """
     try:
         data = replay_data(
-            record, game_id=game_id, tournament_id=tournament_id, hidden=hidden, title=title
+            record,
+            game_id=game_id,
+            tournament_id=tournament_id,
+            hidden=hidden,
+            title=title,
+            own_seats=own_seats,
         )
     except ReplayError as exc:
         if game_id is None:
@@ -272,7 +297,7 @@ def _cards(cards: Sequence[Card | None]) -> list[int | None]:
     return [None if c is None else int(c) for c in cards]
 
 
-def _step_json(step: Step, hidden: bool) -> dict[str, Any]:
+def _step_json(step: Step, hidden: bool, own: frozenset[int] = frozenset()) -> dict[str, Any]:
     seen = step.observations[0]  # the public facts are the same in every seat's view
     players = len(step.hands)
     data: dict[str, Any] = {
@@ -296,23 +321,28 @@ def _step_json(step: Step, hidden: bool) -> dict[str, Any]:
             "winners": list(seen.winners),
         },
     }
+    if hidden and own:
+        data["views"] = [
+            _view(o) if seat in own else None for seat, o in enumerate(step.observations)
+        ]
     if not hidden:
         data["truth"] = {
             "hands": [_cards(h) for h in step.hands],
             "set_aside": int(step.set_aside),
             "draw_pile": _cards(step.draw_pile),
         }
-        data["views"] = [
-            {
-                "hand": _cards(o.hand),
-                "known": _cards(o.known),
-                "known_by": _cards(o.known_by),
-                "unseen": list(o.unseen),
-                "legal_actions": [str(a) for a in o.legal_actions],
-            }
-            for o in step.observations
-        ]
+        data["views"] = [_view(o) for o in step.observations]
     return data
+
+
+def _view(o: Observation) -> dict[str, Any]:
+    return {
+        "hand": _cards(o.hand),
+        "known": _cards(o.known),
+        "known_by": _cards(o.known_by),
+        "unseen": list(o.unseen),
+        "legal_actions": [str(a) for a in o.legal_actions],
+    }
 
 
 def _event(event: Event, seats: Sequence[str], step: int) -> dict[str, Any]:
@@ -353,6 +383,9 @@ h2 { font-size: 1rem; margin: 0 0 .4rem; }
 .banner .fault { background: #f8d0cc; font-weight: 600; }
 .banner .end { background: #d9f0d3; font-weight: 600; }
 .banner .opening { background: #fff3c4; }
+.banner .output { background: #f4f4f4; }
+.banner .output pre { margin: .2rem 0 0; white-space: pre-wrap; overflow-wrap: anywhere;
+  max-height: 12rem; overflow-y: auto; }
 .layout { display: grid; grid-template-columns: minmax(0, 1fr) 24rem; gap: 1rem; }
 @media (max-width: 60rem) { .layout { grid-template-columns: 1fr; } }
 .centre { display: flex; flex-wrap: wrap; gap: 1.2rem; align-items: flex-start; padding: .6rem;
@@ -435,8 +468,8 @@ seat {{ loop.index0 }}: {{ name }}{{ ";" if not loop.last }}
 {% endfor %}
 &middot; variant {{ data.variant }}
 {% if data.match %} &middot; a match of {{ data.rounds|length }} rounds{% endif %}
-{% if data.hidden %} &middot; <strong>secret decks, tournament not finished: only what every
-seat saw</strong>{% endif %}</p>
+{% if data.hidden %} &middot; <strong>secret decks not shown yet: only what every
+seat saw{% if data.own_seats %}, and what your bot's seat saw{% endif %}</strong>{% endif %}</p>
 <div class="controls">
   <button id="first" type="button" title="First step (Home)">|&#9664;</button>
   <button id="prev" type="button" title="Previous step (left arrow)">&#9664;</button>
@@ -500,6 +533,9 @@ seat saw</strong>{% endif %}</p>
   const views = [];
   if (data.hidden) {
     views.push(["public", "What every seat saw"]);
+    data.own_seats.forEach(function (seat) {
+      views.push([String(seat), "As " + who(seat) + " saw it (your bot)"]);
+    });
   } else {
     views.push(["all", "Everything"]);
     data.seats.forEach(function (name, seat) {
@@ -649,6 +685,12 @@ seat saw</strong>{% endif %}</p>
       text += " (an opening move given, not chosen by the bot)";
     }
     banner.appendChild(el("div", kind, text));
+    if (step.output) {
+      const said = el("div", "output", "");
+      said.appendChild(el("span", "label", who(step.seat) + " wrote, choosing this move:"));
+      said.appendChild(el("pre", "", step.output));
+      banner.appendChild(said);
+    }
     if (t.end_reason !== null) {
       banner.appendChild(el("div", "end", round.end_text));
       if (data.match && step === lastOfRound(step.round)) {
@@ -675,6 +717,7 @@ seat saw</strong>{% endif %}</p>
       const seen = ev.visible_to;
       const seat = Number(view);
       if (view !== "all" && view !== "public" && seen !== null && !seen.includes(seat)) return;
+      if (view === "public" && seen !== null) return;
       const item = el("li", "", ev.text);
       item.dataset.step = String(ev.step);
       if (seen !== null) {

@@ -50,16 +50,17 @@ def headless_chromium(width: int = 1280, height: int = 900) -> Iterator[Any]:
         driver.quit()
 
 
-def save_docs_image(png: bytes, name: str, varies: bool = False) -> None:
+def save_docs_image(png: bytes, name: str, varies: bool = False, phone: bool = False) -> None:
     """Save the screenshot as ``docs/images/NAME``, unless the one there shows the same page
     (a few pixels of anti-aliasing differ from run to run: the checkout stays clean). A page
     that ``varies`` from run to run (times, results) replaces the one there only when
-    ``ARENA_UPDATE_SCREENSHOTS=1``."""
+    ``ARENA_UPDATE_SCREENSHOTS=1``. A ``phone`` screenshot is of a narrow window (at least
+    360 pixels wide rather than 1000)."""
     from PIL import Image, ImageChops
 
     where = DOCS_IMAGES / name
     shot = Image.open(io.BytesIO(png)).convert("RGB")
-    assert shot.size[0] >= 1000 and shot.size[1] >= 600
+    assert shot.size[0] >= (360 if phone else 1000) and shot.size[1] >= 600
     if varies and where.exists() and os.environ.get("ARENA_UPDATE_SCREENSHOTS") != "1":
         return
     if where.exists():

@@ -182,6 +182,25 @@ def test_a_hidden_page_holds_only_what_every_seat_saw() -> None:
     assert '"truth"' in shown and '"views"' in shown
 
 
+def test_a_hidden_page_adds_the_private_view_of_the_readers_own_seat_alone() -> None:
+    record = play(("Priest->1", "King->0"))
+    mine = [e.text(NAMES) for e in record.events if e.visible_to == (0,)]
+    theirs = [e.text(NAMES) for e in record.events if e.visible_to == (1,)]
+    assert mine and theirs  # each seat's deal and draws
+    page = replay_page_html(record, game_id=1, tournament_id=1, hidden=True, own_seats={0})
+    assert all(text in page for text in mine)
+    assert not [text for text in theirs if text in page]
+    data = embedded(page)
+    assert data["hidden"] is True and data["own_seats"] == [0]
+    assert all(e["visible_to"] in (None, [0], [0, 1]) for e in data["rounds"][0]["events"])
+    for step in data["steps"]:
+        assert "truth" not in step and step["views"][1] is None
+        assert step["views"][0]["hand"]
+    # a page that is not hidden shows every seat, whatever the reader's seats
+    shown = embedded(replay_page_html(record, game_id=1, tournament_id=1, hidden=False))
+    assert shown["own_seats"] == [] and all(shown["steps"][0]["views"])
+
+
 def test_untrusted_names_are_escaped() -> None:
     name = "</script><script>alert(1)</script>"
     record = play(("Priest->1",))

@@ -696,6 +696,16 @@ class HostHandle(BotHandle):
         action: str = answer["action"]  # a string: decode checked the fields
         return action
 
+    def output_mark(self) -> int:
+        """How many bytes the bot has written to stdout and stderr so far (its :class:`BotLog`'s
+        :attr:`~BotLog.written`)."""
+        return self.log.written
+
+    def output_since(self, mark: int, limit: int) -> str:
+        """What the bot wrote after ``mark`` (its last ``limit`` bytes) as read so far: output
+        still on its way when the answer came is read with the next move's."""
+        return self.log.since(mark, limit)[0]
+
     def _check(self, answer: dict[str, Any], expected: str) -> None:
         """Return if ``answer`` (a decoded message) is of type ``expected``; else raise the
         fault it is: the bot's own error (a crash, or a protocol error the host saw), or a

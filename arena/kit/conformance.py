@@ -544,10 +544,11 @@ class _Run:
 
 
 def _difference(first: GameRecord, again: GameRecord) -> str | None:
-    """How two records of the same round differ (times aside), or ``None`` if they do not."""
+    """How two records of the same round differ (times and what the bot wrote aside: a bot's
+    output is not its play), or ``None`` if they do not."""
     a = first.to_json()
     b = again.to_json()
-    for timed in ("times", "slowest"):
+    for timed in ("times", "slowest", "output"):
         a.pop(timed, None)
         b.pop(timed, None)
     if a == b:

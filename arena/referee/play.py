@@ -31,7 +31,14 @@ from arena.errors import (
 )
 from arena.game import Action, Card, Game, Match, Variant
 from arena.game.observation import Observation
-from arena.referee.records import Fault, GameRecord, MatchRecord
+from arena.referee.records import (
+    MOVE_OUTPUT_CHARS,
+    SEAT_OUTPUT_CHARS,
+    Fault,
+    GameRecord,
+    MatchRecord,
+    MoveOutput,
+)
 from arena.seeds import derive_seed, seed_global_generators
 
 #: Seconds allowed past the move time limit before an answer counts as late.
@@ -116,6 +123,16 @@ class BotHandle(ABC):
 
         Raise :class:`~arena.errors.BotError` (a timeout, a crash) when the bot fails.
         """
+
+    def output_mark(self) -> int:
+        """A mark of how much the bot has written so far (for :meth:`output_since`); 0 for a
+        handle that keeps no output."""
+        return 0
+
+    def output_since(self, mark: int, limit: int) -> str:
+        """What the bot wrote after ``mark``, at most ``limit`` bytes; empty for a handle that
+        keeps no output."""
+        return ""
 
     def after_fault(self) -> None:  # noqa: B027 - optional for handles that hold nothing
         """The referee recorded a fault of this bot: drop whatever state it may have broken
@@ -252,6 +269,8 @@ class Referee:
         moves = [0] * n
         slowest = [0.0] * n
         faults: list[Fault] = []
+        output: list[MoveOutput] = []
+        written = [0] * n  # characters of output kept per seat
 
         def fault(seat: int, kind: str, message: str) -> None:
             if kind != BotDisqualifiedError.kind:
@@ -288,6 +307,7 @@ class Referee:
             turn = Turn(game, seat, tokens, round_number)
             begun = time.perf_counter()
             answered = False
+            mark = handles[seat].output_mark()
             try:
                 answer = handles[seat].act(turn, self.move_time)
                 answered = True
@@ -305,6 +325,12 @@ class Referee:
             else:
                 kind = message = ""
             spent = time.perf_counter() - begun
+            said = handles[seat].output_since(mark, MOVE_OUTPUT_CHARS)
+            room = min(MOVE_OUTPUT_CHARS, SEAT_OUTPUT_CHARS - written[seat])
+            if said and room > 0:  # stored and shown on pages: made printable, bounded
+                text = printable(said, room, keep="\n\t")
+                written[seat] += len(text)
+                output.append(MoveOutput(seat, len(game.actions), text))
             times[seat] += spent
             if answered:
                 moves[seat] += 1
@@ -332,6 +358,7 @@ class Referee:
             faults=faults,
             opening=opening_moves,
             slowest=slowest,
+            output=output,
         )
 
     def play_match(

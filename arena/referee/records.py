@@ -46,6 +46,27 @@ class Fault:
         return replace(self, message=HIDDEN_MESSAGE)
 
 
+#: The most of a bot's output a record keeps per move (characters, the first), and per seat per
+#: game (its first moves' output first).
+MOVE_OUTPUT_CHARS = 1000
+SEAT_OUTPUT_CHARS = 8000
+
+
+@dataclass(frozen=True)
+class MoveOutput:
+    """What seat ``seat``'s bot wrote (stdout and stderr) while it chose move ``move`` (the
+    number of actions played before it, as :attr:`Fault.move`): private, as a fault's message
+    is, to its own participant (:meth:`GameRecord.with_messages_of`)."""
+
+    seat: int
+    move: int
+    text: str
+
+    def to_json(self) -> dict[str, Any]:
+        """A JSON-ready dict."""
+        return {"seat": self.seat, "move": self.move, "text": self.text}
+
+
 @dataclass
 class GameRecord:
     """Everything about one finished round: who sat where, the deck, every event with its
@@ -69,6 +90,8 @@ class GameRecord:
     #: Each seat's slowest answer (seconds; 0 for a seat that answered nothing). Empty in records
     #: stored before it was kept.
     slowest: list[float] = field(default_factory=list)
+    #: What the bots wrote beside their moves (:class:`MoveOutput`), where a host says it.
+    output: list[MoveOutput] = field(default_factory=list)
 
     def score(self, seat: int) -> float:
         """The seat's share of the round: 1 for a win, 1/k for a win shared by k, else 0."""
@@ -86,7 +109,8 @@ class GameRecord:
         """A copy whose faults keep their messages at ``seats`` only (:meth:`Fault.hidden`
         elsewhere)."""
         faults = [f if f.seat in seats else f.hidden() for f in self.faults]
-        return replace(self, faults=faults)
+        output = [o for o in self.output if o.seat in seats]
+        return replace(self, faults=faults, output=output)
 
     def log_lines(self, reveal: bool = False) -> list[str]:
         """The round as numbered readable lines: public events, or every event with ``reveal``."""
@@ -124,6 +148,7 @@ class GameRecord:
             "faults": [f.to_json() for f in self.faults],
             "opening": self.opening,
             "slowest": list(self.slowest),
+            **({"output": [o.to_json() for o in self.output]} if self.output else {}),
         }
 
     @classmethod
@@ -145,6 +170,7 @@ class GameRecord:
             faults=[Fault(**f) for f in d.get("faults", ())],
             opening=int(d.get("opening", 0)),
             slowest=[float(t) for t in d.get("slowest", ())],
+            output=[MoveOutput(**o) for o in d.get("output", ())],
         )
 
 

@@ -211,6 +211,8 @@ def create_app(
         try:
             form = await read_form(request, upload=False)
             who = checked_form(request, form)
+            if form.get("game"):  # a game as the participant's own bots saw it
+                return HTMLResponse(game_html(str(form.get("game")), privacy.Viewer(who.id)))
         except ApiError as exc:
             return form_page("me.html", exc.status, error=str(exc))
         done, error, status = None, None, 200
@@ -346,13 +348,19 @@ def create_app(
         ranked = pages.ranked_name(store, ladder.settings, name)
         if ranked != name:  # a submitted bot's name alone: its ranked version's own address
             return RedirectResponse(f"/bots/{quote(ranked, safe='@')}", status_code=307)
-        return HTMLResponse(pages.bot_page(bot_data(name, privacy.ANONYMOUS), ladder.settings))
+        data = pages.bot_json(store, ladder.settings, name, privacy.ANONYMOUS)
+        if data is None:  # a page that says why, not the API's JSON
+            page = pages.missing_page(pages.missing_bot(store, name), ladder.settings)
+            return HTMLResponse(page, status_code=404)
+        return HTMLResponse(pages.bot_page(data, ladder.settings))
 
-    def ladder_game(request: Request, seen_by: privacy.Viewer) -> tuple[int, StoredGame, bool]:
-        """The game the URL names as ``seen_by`` may see it, and whether its deck stays
-        hidden."""
+    def ladder_game(
+        game_id: str, seen_by: privacy.Viewer
+    ) -> tuple[int, StoredGame, bool, frozenset[int]]:
+        """Game ``game_id`` as ``seen_by`` may see it, whether its deck stays hidden, and the
+        seats whose own view ``seen_by`` may read (:func:`.privacy.own_seats`)."""
         try:
-            tid, game = store.game(_number(str(request.path_params["game_id"]), "game"))
+            tid, game = store.game(_number(game_id, "game"))
         except StoreError:
             raise ApiError(404, "no such game") from None
         if not is_ladder_game(store, ladder.settings, tid):
@@ -360,16 +368,22 @@ def create_app(
         # while the competition runs, every game's deck stays hidden, its tournament's or not
         running = C.competition(store, settings.name).final_tournament_id is None
         hidden = running or not store.tournament(tid).decks_revealed
-        return tid, privacy.game(store, tid, game, seen_by), hidden
+        own = privacy.own_seats(store, tid, game, seen_by)
+        return tid, privacy.game(store, tid, game, seen_by), hidden, own
 
     def game(request: Request) -> JSONResponse:
-        tid, found, hidden = ladder_game(request, viewer(request))
-        return JSONResponse(game_json(tid, found, hidden))
+        game_id = str(request.path_params["game_id"])
+        tid, found, hidden, own = ladder_game(game_id, viewer(request))
+        return JSONResponse(game_json(tid, found, hidden, own))
+
+    def game_html(game_id: str, seen_by: privacy.Viewer) -> str:
+        tid, found, hidden, own = ladder_game(game_id, seen_by)
+        return replay_page_html(
+            found.record, game_id=found.id, tournament_id=tid, hidden=hidden, own_seats=own
+        )
 
     def game_page(request: Request) -> HTMLResponse:
-        tid, found, hidden = ladder_game(request, privacy.ANONYMOUS)
-        page = replay_page_html(found.record, game_id=found.id, tournament_id=tid, hidden=hidden)
-        return HTMLResponse(page)
+        return HTMLResponse(game_html(str(request.path_params["game_id"]), privacy.ANONYMOUS))
 
     async def api_error(request: Request, exc: Exception) -> JSONResponse:
         assert isinstance(exc, ApiError)

@@ -14,8 +14,12 @@ from typing import Any
 from jinja2 import Environment, PackageLoader, select_autoescape
 from markupsafe import Markup
 
+from arena.hosting import submissions
+from arena.hosting.submissions import SubmissionError
 from arena.serve import privacy
+from arena.serve.charts import Point, rating_chart
 from arena.serve.ladder import LadderSettings
+from arena.serve.timewords import time_tag
 from leaderboard import competition as C
 from leaderboard import participants as P
 from leaderboard.store import GameQuery, GameRow, Store
@@ -26,6 +30,8 @@ RECENT_GAMES = 30
 RECENT_TOURNAMENTS = 200
 #: Blocks of games whose output a participant's page shows per bot, the latest.
 OUTPUT_BLOCKS = 10
+#: The statuses of an upload on its way into the ladder, shown on the leaderboard.
+IN_PROGRESS = ("queued", "building", "checking", "placing")
 
 
 def sparkline(values: list[float], width: int = 120, height: int = 24) -> Markup:
@@ -55,7 +61,32 @@ def _environment() -> Environment:
         autoescape=select_autoescape(["html"]),
     )
     env.filters["sparkline"] = sparkline
+    env.filters["when"] = time_tag
+    env.filters["rating_chart"] = chart
     return env
+
+
+def chart(history: list[dict[str, Any]]) -> Markup:
+    """The rating chart (:func:`~arena.serve.charts.rating_chart`) of a bot's
+    ``rating_history`` as :func:`bot_json` gives it."""
+    points = [
+        Point(dt.datetime.fromisoformat(h["created"]), h["elo"], h["lo"], h["hi"])
+        for h in history
+        if h["elo"] is not None and h["created"]
+    ]
+    return rating_chart(points)
+
+
+def in_progress(store: Store) -> list[dict[str, Any]]:
+    """The uploads on their way into the ladder (:data:`IN_PROGRESS`), oldest first, as anyone
+    may see them: ``id``, ``participant``, ``bots`` (once built), ``status``, ``created``."""
+    keep = ("id", "participant", "bots", "status", "created")
+    return [
+        {key: out[key] for key in keep}
+        for u in P.uploads(store)
+        if u.status in IN_PROGRESS
+        for out in (privacy.upload(u, privacy.ANONYMOUS),)
+    ]
 
 
 def ranked_rows(
@@ -114,6 +145,7 @@ def leaderboard_json(store: Store, settings: LadderSettings) -> dict[str, Any]:
         "announcement": due.announcement,
         "final": state.final,
         "final_tournament": state.final_tournament_id,
+        "in_progress": in_progress(store),
     }
     if latest is None:
         return {**base, "games": 0, "updated": None, "standings": [], "older_versions": []}
@@ -191,8 +223,12 @@ def bot_json(
     ]
     pairs = {} if latest is None else latest.pairs.get(bot, {})
     summary = None if latest is None else latest.faults.get(bot)
+    owner = P.owners(store).get(bot)
+    names = {p.id: p.name for p in P.participants(store)}
     return {
         "bot": bot,
+        "participant": None if owner is None else names.get(owner),
+        "description": description(store, bot),
         "standing": row,
         "rating_history": history,
         "head_to_head": dict(sorted(pairs.items())),
@@ -200,6 +236,41 @@ def bot_json(
         "recent_games": [_game_line(g, bot, dict(entered)) for g in found],
         "versions": versions,
     }
+
+
+def description(store: Store, bot: str) -> str | None:
+    """What submitted bot ``bot`` (``NAME@VERSION``) said of itself when its upload was built
+    (its registered description, as sent); ``None`` for a reference bot or one not found."""
+    named = submitted(bot)
+    if named is None:
+        return None
+    name, version = named
+    for u in P.uploads(store):
+        if u.version == version and name in u.bots and u.distribution:
+            try:
+                record = submissions.Store().find(u.distribution, version)
+            except SubmissionError:
+                return None
+            for plugin in record.plugins.values():
+                for entry in (plugin.get("listing") or {}).get("bots") or []:
+                    if isinstance(entry, dict) and entry.get("name") == name:
+                        return str(entry.get("description") or "") or None
+    return None
+
+
+def missing_bot(store: Store, bot: str) -> str:
+    """Why ``bot`` has no page, in one sentence for a reader: a version that failed, one on
+    its way, withdrawn before it played, or no such bot."""
+    named = submitted(bot)
+    for u in P.uploads(store) if named is not None else ():
+        if named is not None and u.version == named[1] and named[0] in u.bots:
+            if u.status == "failed":
+                return (
+                    f"{bot} failed its build or check (upload {u.id}): it never played. Its "
+                    "participant reads why on its own page."
+                )
+            return f"{bot} has not played in the ladder yet: its upload {u.id} is {u.status}."
+    return f"No bot {bot} has played in the ladder."
 
 
 def upload_json(
@@ -260,3 +331,8 @@ def leaderboard_page(store: Store, settings: LadderSettings) -> str:
 def bot_page(data: dict[str, Any], settings: LadderSettings) -> str:
     """A bot's page from its :func:`bot_json`."""
     return _environment().get_template("bot.html").render(data=data, name=settings.name)
+
+
+def missing_page(message: str, settings: LadderSettings) -> str:
+    """A page saying in one sentence why what was asked for has no page."""
+    return _environment().get_template("missing.html").render(message=message, name=settings.name)

@@ -39,11 +39,14 @@ CHANNELS: dict[str, str] = {
     "/api/bots/{name}": "as /bots/{name}, to the viewer the token names (anyone without one)",
     "/games/{game_id}": "a replay: its record as :func:`game` gives it to nobody",
     "/api/games/{game_id}": "a game's record as :func:`game` gives it to the viewer the token "
-    "names (anyone without one)",
+    "names (anyone without one), with the private events and what the bots wrote beside their "
+    "moves at the seats :func:`own_seats` gives that viewer",
     "/final": "the final round-robin's report, written without fault messages",
     "/submit": "the upload form: answers the upload's number, or the refusal",
     "/me": "the participant whose token was typed: its own uploads with their logs and "
-    "reasons, what its bots wrote and their faults' messages",
+    "reasons, what its bots wrote and their faults' messages; a game's replay as :func:`game` "
+    "gives it to that participant, with the views (and what its bots wrote beside their "
+    "moves) of the seats :func:`own_seats` gives it",
     "/api/submissions": "the token's participant's own uploads (another's: 403)",
     "/api/submissions/{upload_id}": "the token's participant's own upload with its log, "
     "output and faults (another's: 403)",
@@ -69,13 +72,40 @@ ANONYMOUS = Viewer()
 
 def game(store: Store, tournament_id: int, found: StoredGame, viewer: Viewer) -> StoredGame:
     """Game ``found`` of tournament ``tournament_id`` as ``viewer`` may see it: its faults'
-    messages kept at the seats of the viewer's own bots only."""
-    if not found.record.faults:
+    messages kept at the seats of the viewer's own bots only, and what a bot wrote beside its
+    moves at the seats :func:`own_seats` gives (its own bots', once the tournament is
+    finished: what a bot wrote may tell the cards it saw)."""
+    if not found.record.faults and not found.record.output:
         return found
     owners = seat_owners(store, tournament_id)
     seats = found.record.seats
     shown = {seat for seat, entrant in enumerate(seats) if viewer.sees(owners.get(entrant))}
-    return dataclasses.replace(found, record=found.record.with_messages_of(shown))
+    record = found.record.with_messages_of(shown)
+    if record.output:
+        own = own_seats(store, tournament_id, found, viewer)
+        record = dataclasses.replace(record, output=[o for o in record.output if o.seat in own])
+    return dataclasses.replace(found, record=record)
+
+
+def own_seats(
+    store: Store, tournament_id: int, found: StoredGame, viewer: Viewer
+) -> frozenset[int]:
+    """The seats of game ``found`` (of tournament ``tournament_id``) whose own view ``viewer``
+    may read where the game's hidden cards are otherwise kept (its hand, its draws, what it
+    was shown): the seats of the viewer's own bots, once the tournament is finished, and
+    none before.
+
+    A finished tournament's decks are never dealt again: every tournament of the ladder (a
+    placement, a rated round, the final) is played with a fresh seed
+    (:func:`arena.serve.ladder.new_seed`) on secret decks (``balanced:N``) drawn from a secret
+    of its own (:func:`arena.decks.sets.draw_secret_seed`), which only that tournament,
+    resumed while unfinished, uses again. So what a seat saw of a finished tournament's deck
+    tells its participant nothing of a deck any of its bots will be dealt."""
+    if viewer.participant_id is None or store.tournament(tournament_id).status != "finished":
+        return frozenset()
+    owners = seat_owners(store, tournament_id)
+    seats = found.record.seats
+    return frozenset(s for s, entrant in enumerate(seats) if viewer.sees(owners.get(entrant)))
 
 
 def seat_owners(store: Store, tournament_id: int) -> dict[str, int]:

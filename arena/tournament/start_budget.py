@@ -165,6 +165,14 @@ class BudgetedHost(BotHandle):
         """The host's answer."""
         return self.host.act(turn, time_limit)
 
+    def output_mark(self) -> int:
+        """The host's (:meth:`HostHandle.output_mark`)."""
+        return self.host.output_mark()
+
+    def output_since(self, mark: int, limit: int) -> str:
+        """The host's (:meth:`HostHandle.output_since`)."""
+        return self.host.output_since(mark, limit)
+
     def after_fault(self) -> None:
         """Kill the host and start its replacement (in the background, due within
         ``restart_time`` seconds), unless the fault was a restart that is late: that host goes
