@@ -117,6 +117,7 @@ def clean_environment(tmp_path: Path) -> dict[str, str]:
     for name in ("VIRTUAL_ENV", "PYTHONPATH", "PYTHONHOME", "PYTHONSTARTUP"):
         env.pop(name, None)
     env["PATH"] = os.pathsep.join(path)
+    env["XDG_DATA_HOME"] = str(tmp_path / "data")  # the reader's submissions, not this user's
     return env
 
 
@@ -129,6 +130,10 @@ def test_the_marked_blocks_are_a_walk_through() -> None:
     for step in ("arena new-bot lowball", "arena bots", "arena play", "arena check lowball"):
         assert step in commands
     assert "arena match lowball" in commands and "arena tournament --gauntlet lowball" in commands
+    # the editable install of section 1 is uninstalled before the submit, as the guide says
+    uninstall = commands.index("pip uninstall --yes loveletter-lowball")
+    assert uninstall < commands.index("arena submit ./loveletter-lowball")
+    assert "python -m build" not in commands
     text, _ = script(blocks, Path("/some where/arena"))
     assert "export ARENA='/some where/arena'" in text and "~/src/loveletter-arena" not in text
 
