@@ -112,7 +112,7 @@ def test_a_bad_declaration_is_a_plugin_error_and_the_others_load() -> None:
         ({"n": (1.5, None)}, None, "bound 1.5 of an int parameter is not an int"),
         ({"n": (5, 1)}, None, "range (5, 1) is empty"),
         ({"flag": (0, 1)}, None, "a bool parameter has no range"),
-        (None, {"n": "complex"}, "type 'complex' is not one of bool, int, float, str"),
+        (None, {"n": "complex"}, "type 'complex' is not one of bool, int, float, str, file"),
     ],
 )
 def test_declarations_are_checked(
