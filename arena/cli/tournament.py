@@ -141,7 +141,8 @@ def tournament(
     rotation. Finished games are stored block by block: run the same command again (or use
     --resume ID) after an interruption and only the missing games are played. Ctrl-C stops
     cleanly. --resume ID --add BOT adds an entrant and plays only its games; --gauntlet BOT
-    plays one entrant against the field. One runner plays a tournament at a time.
+    plays one entrant against the field and then prints its score against each opponent with
+    its 95% interval. One runner plays a tournament at a time.
     """
     from arena.botspec import split_specs
     from arena.hosting.catalog import load_catalog
