@@ -11,6 +11,7 @@ before anything is played, naming the bot, the parameter, the value and what is 
 from __future__ import annotations
 
 import math
+import os
 import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
@@ -40,8 +41,9 @@ def format_value(value: Any) -> str:
     return str(value)
 
 
-#: The parameter types a bot may declare, by the names a listing carries.
-PARAM_TYPES: dict[str, type] = {"bool": bool, "int": int, "float": float, "str": str}
+#: The parameter types a bot may declare, by the names a listing carries. A ``file`` is a
+#: string naming a readable regular file (``""``: none), given to the bot as an absolute path.
+PARAM_TYPES: dict[str, type] = {"bool": bool, "int": int, "float": float, "str": str, "file": str}
 
 Number = int | float
 
@@ -61,8 +63,8 @@ def _bound_text(value: Number) -> str:
 
 @dataclass(frozen=True)
 class ParamRule:
-    """What one bot parameter accepts: its type (``"bool"``, ``"int"``, ``"float"`` or
-    ``"str"``) and, for numbers, inclusive bounds (``None``: open). A float is never NaN, and
+    """What one bot parameter accepts: its type (``"bool"``, ``"int"``, ``"float"``, ``"str"``
+    or ``"file"``) and, for numbers, inclusive bounds (``None``: open). A float is never NaN, and
     is infinite only where a bound is: ``(0.0, math.inf)`` allows ``inf``, ``(0.0, None)`` does
     not."""
 
@@ -91,6 +93,8 @@ class ParamRule:
             return "true or false"
         if self.kind == "str":
             return "a string"
+        if self.kind == "file":
+            return "the path of a readable file ('' for none)"
         infinite = any(isinstance(b, float) and math.isinf(b) for b in (self.low, self.high))
         what = "an int" if self.kind == "int" else "a float" if infinite else "a finite float"
         if self.low is not None and self.high is not None:
@@ -109,6 +113,8 @@ class ParamRule:
             return value
         if self.kind == "str":
             return value if isinstance(value, str) else format_value(value)
+        if self.kind == "file":
+            return _readable_file(value if isinstance(value, str) else format_value(value))
         if isinstance(value, bool) or not isinstance(value, int | float):
             raise ValueError
         if self.kind == "int":
@@ -150,6 +156,17 @@ class ParamRule:
             return value
 
         return cls(str(data.get("type")), bound(data.get("min")), bound(data.get("max")))
+
+
+def _readable_file(text: str) -> str:
+    """``text`` as the absolute path of a readable regular file (``""`` stays ``""``);
+    :class:`ValueError` if it names none."""
+    if not text:
+        return ""
+    path = os.path.abspath(os.path.expanduser(text))
+    if not os.path.isfile(path) or not os.access(path, os.R_OK):
+        raise ValueError
+    return path
 
 
 def declare_params(

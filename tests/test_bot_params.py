@@ -112,7 +112,7 @@ def test_a_bad_declaration_is_a_plugin_error_and_the_others_load() -> None:
         ({"n": (1.5, None)}, None, "bound 1.5 of an int parameter is not an int"),
         ({"n": (5, 1)}, None, "range (5, 1) is empty"),
         ({"flag": (0, 1)}, None, "a bool parameter has no range"),
-        (None, {"n": "complex"}, "type 'complex' is not one of bool, int, float, str"),
+        (None, {"n": "complex"}, "type 'complex' is not one of bool, int, float, str, file"),
     ],
 )
 def test_declarations_are_checked(
@@ -211,3 +211,23 @@ def test_a_host_given_a_parameter_its_bot_does_not_declare_is_a_recorded_fault()
     )
     assert "\n" not in fault.message
     assert record.winners == [1]
+
+
+def test_a_file_parameter_takes_a_readable_file_as_its_absolute_path(
+    tmp_path: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``types={"weights": "file"}``: a readable regular file becomes its absolute path, ``""``
+    stays none, and a missing file or a directory is refused in one line naming the rule."""
+    rules = declare_params("net", {"weights": ""}, types={"weights": "file"})
+    assert rules["weights"].to_json()["type"] == "file"
+    assert ParamRule.from_json(rules["weights"].to_json()) == rules["weights"]
+    (tmp_path / "w.npz").write_bytes(b"x")
+    monkeypatch.chdir(tmp_path)
+    assert rules["weights"].check("w.npz") == str(tmp_path / "w.npz")
+    assert rules["weights"].check("") == ""
+    for bad in ("missing.npz", str(tmp_path)):
+        with pytest.raises(ValueError):
+            rules["weights"].check(bad)
+    assert rules["weights"].allowed() == "the path of a readable file ('' for none)"
+    with pytest.raises(ValueError, match="has no range"):
+        declare_params("net", {"w": ""}, ranges={"w": (0, 1)}, types={"w": "file"})

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import os
 import random
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -125,6 +126,48 @@ def test_the_trainer_s_gradient_is_ppo_s(ppo: Any) -> None:
         assert np.allclose(grads[name], numeric, atol=1e-6), name
 
 
+def test_the_budget_is_iterations_and_minutes_only_cap_it(ppo: Any) -> None:
+    """A run trains exactly ``--iterations`` whatever the machine's load; a wall-time cap that
+    runs out first stops it, and the caller learns how many it had."""
+    pytest.importorskip("gymnasium")
+    from loveletter_ppo.train import Settings, train
+
+    settings = Settings(envs=4, steps=4)
+    network, done = train(settings, 2, report=10)
+    assert done == 2
+    assert train(settings, 50, seconds=0.0, report=10)[1] == 0
+    again, _ = train(settings, 2, report=10)
+    assert all(
+        np.array_equal(a, b)
+        for a, b in zip(network.arrays().values(), again.arrays().values(), strict=True)
+    )
+
+
+def test_training_sets_one_blas_thread_before_numpy() -> None:
+    """Whatever the caller's environment says, the trainer's BLAS runs one thread (its small
+    matrices ran about ten times slower with OpenBLAS's threads on a busy machine)."""
+    code = "import loveletter_ppo.train, os; print(os.environ['OPENBLAS_NUM_THREADS'])"
+    done = subprocess.run(
+        [sys.executable, "-c", code],
+        env={**os.environ, "PYTHONPATH": str(EXAMPLE / "src"), "OPENBLAS_NUM_THREADS": "8"},
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.stdout.strip() == "1", done.stderr
+
+
+def test_a_weights_parameter_plays_other_weights(ppo: Any, tmp_path: Path) -> None:
+    shipped = ppo.network.Network.load()
+    other = ppo.network.Network(*(np.zeros_like(a) for a in shipped.arrays().values()))
+    other.save(tmp_path / "zero.npz")
+    played = ppo.bot.PPOBot(weights=str(tmp_path / "zero.npz")).network
+    assert not np.any(played.w1) and np.any(ppo.bot.PPOBot().network.w1)
+    (tmp_path / "junk.npz").write_text("not weights")
+    with pytest.raises(ValueError, match="cannot load the weights"):
+        ppo.bot.PPOBot(weights=str(tmp_path / "junk.npz"))
+
+
 @pytest.mark.slow
 def test_installed_it_passes_arena_check(tmp_path: Path) -> None:
     from test_examples import arena, pip_install
@@ -136,6 +179,16 @@ def test_installed_it_passes_arena_check(tmp_path: Path) -> None:
     checked = arena(site, "check", "ppo", cwd=tmp_path)
     assert checked.returncode == 0, checked.stdout + checked.stderr
     assert "passed: all" in checked.stdout
+    # another training's weights beside the shipped ones: a bad path is one line, exit 2
+    refused = arena(site, "match", "ppo", "ppo[weights=missing.npz]", "--games", "2", cwd=tmp_path)
+    assert refused.returncode == 2 and len(refused.stderr.strip().splitlines()) == 1
+    assert "weights=missing.npz is refused" in refused.stderr and "Traceback" not in refused.stderr
+    shutil.copy(EXAMPLE / "src" / "loveletter_ppo" / "weights.npz", tmp_path / "mine.npz")
+    db = f"sqlite:///{tmp_path}/m.db"
+    mine = ["ppo[weights=mine.npz]", "--games", "2", "--sandbox", "none", "--db", db]
+    played = arena(site, "match", "ppo", *mine, cwd=tmp_path)
+    assert played.returncode == 0, played.stderr
+    assert "ppo vs ppo[weights=" in played.stdout
 
 
 @pytest.mark.slow
@@ -143,15 +196,28 @@ def test_a_short_training_run_saves_weights_that_play(tmp_path: Path) -> None:
     pytest.importorskip("gymnasium")
     out = tmp_path / "weights.npz"
     done = subprocess.run(
-        [sys.executable, "-m", "loveletter_ppo.train", "--minutes", "0.2", "--out", str(out)],
+        [
+            sys.executable,
+            "-m",
+            "loveletter_ppo.train",
+            "--iterations",
+            "3",
+            "--report",
+            "2",
+            "--minutes",
+            "5",
+            "--out",
+            str(out),
+        ],
         cwd=EXAMPLE,
-        env={**os.environ, "PYTHONPATH": str(EXAMPLE / "src"), "OPENBLAS_NUM_THREADS": "1"},
+        env={**os.environ, "PYTHONPATH": str(EXAMPLE / "src")},
         capture_output=True,
         text=True,
         timeout=300,
     )
     assert done.returncode == 0, done.stderr
-    assert "score over 2,000 rounds" in done.stdout
+    assert "score over 2,000 rounds" in done.stdout and "iteration 2 " in done.stdout
+    assert "cut training short" not in done.stdout
     sys.path.insert(0, str(EXAMPLE / "src"))
     try:
         from loveletter_ppo.bot import PPOBot

@@ -715,3 +715,22 @@ def test_a_hanging_register_hook_fails_a_submit_once_within_the_listing_timeout(
     # the hook sleeps 5 s: a listing under 5 s did not ask it (a loaded machine's listing alone can
     # take 3 s)
     assert took < 5, f"arena bots took {took:.1f} s: it asked the slow hook again"
+
+
+def test_a_bot_installed_here_as_well_is_refused_with_the_uninstall_command(
+    store: Store, tmp_path: Path
+) -> None:
+    """The guide's author installs their bot (``pip install -e``) and then submits it: its
+    top-level package is then importable in the arena's environment, where a submitted host
+    could import the installed copy instead of its own. One line says to uninstall it, with
+    the command (a distribution of the same name is installed here: ``click`` stands for it)."""
+    from wheels import make_wheel
+
+    files = {"click/__init__.py": "", "click/botplugin.py": PLUGIN.format(
+        name="clicky", extra="", factory="FirstLegal")}  # fmt: skip
+    wheel = make_wheel(
+        tmp_path / "w", "click", "99.0", files, "[arena.bots]\nc = click.botplugin\n"
+    )
+    error = one_line_error(invoke("submit", str(wheel)))
+    assert "pip uninstall click" in error and "rename" not in error
+    assert store.records() == []

@@ -38,6 +38,8 @@ BLOCK_END = "@@guide-test: end of block {}@@"
 FAILED = re.compile(r"@@guide-test: failed at script line (\d+): (.*)@@")
 NUMBER = re.compile(r"[-+]?\d+(?:\.\d+)?")
 RULE = re.compile(r"-{3,}")
+#: A content hash as a word of an output line, with what follows it (``ef648fd736086164),``).
+HEX = re.compile(r"[0-9a-f]{16,64}(.*)")
 
 
 @dataclass(frozen=True)
@@ -90,12 +92,18 @@ def script(blocks: list[Block], arena: Path) -> tuple[str, list[int]]:
 
 
 def line_pattern(expected: str) -> re.Pattern[str]:
-    """A line of an output block as a pattern: any number where it has a number, any run of
-    spaces where it has one, and a rule of any length where it has a rule (``-----``)."""
-    words = [
-        "-+" if RULE.fullmatch(w) else NUMBER.pattern.join(map(re.escape, NUMBER.split(w)))
-        for w in expected.split()
-    ]
+    """A line of an output block as a pattern: any number where it has a number, any content
+    hash where it has one (16 to 64 hex digits), any run of spaces where it has one, and a rule
+    of any length where it has a rule (``-----``)."""
+    words = []
+    for w in expected.split():
+        digest = HEX.fullmatch(w)
+        if RULE.fullmatch(w):
+            words.append("-+")
+        elif digest:
+            words.append(HEX.pattern.replace("(.*)", re.escape(digest.group(1))))
+        else:
+            words.append(NUMBER.pattern.join(map(re.escape, NUMBER.split(w))))
     return re.compile(r"\s+".join(words))
 
 
@@ -117,6 +125,7 @@ def clean_environment(tmp_path: Path) -> dict[str, str]:
     for name in ("VIRTUAL_ENV", "PYTHONPATH", "PYTHONHOME", "PYTHONSTARTUP"):
         env.pop(name, None)
     env["PATH"] = os.pathsep.join(path)
+    env["XDG_DATA_HOME"] = str(tmp_path / "data")  # the reader's submissions, not this user's
     return env
 
 
@@ -129,6 +138,10 @@ def test_the_marked_blocks_are_a_walk_through() -> None:
     for step in ("arena new-bot lowball", "arena bots", "arena play", "arena check lowball"):
         assert step in commands
     assert "arena match lowball" in commands and "arena tournament --gauntlet lowball" in commands
+    # the editable install of section 1 is uninstalled before the submit, as the guide says
+    uninstall = commands.index("pip uninstall --yes loveletter-lowball")
+    assert uninstall < commands.index("arena submit ./loveletter-lowball")
+    assert "python -m build" not in commands
     text, _ = script(blocks, Path("/some where/arena"))
     assert "export ARENA='/some where/arena'" in text and "~/src/loveletter-arena" not in text
 
@@ -141,6 +154,9 @@ def test_an_output_line_stands_for_any_numbers_but_the_same_words() -> None:
     row = line_pattern(" 9  lowball     1485  [1297, 1672]     40  17/0/23    42.5")
     assert row.fullmatch("10  lowball  1502  [1301, 1700]  40  20/1/19  51.2")
     assert line_pattern("-----").fullmatch("-" * 81)
+    submitted = line_pattern("submitted x version 1 (0.1.0, sha256 6b1f0c3a52d41e8f) in 2 s")
+    assert submitted.fullmatch("submitted x version 2 (0.1.0, sha256 ef648fd736086164) in 6.5 s")
+    assert not submitted.fullmatch("submitted x version 2 (0.1.0, sha256 ef648fd) in 6.5 s")
 
 
 @pytest.mark.parametrize(

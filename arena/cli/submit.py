@@ -58,10 +58,12 @@ def submit(
     It is built and installed inside the bubblewrap sandbox (no privilege, a uid of its own
     where the arena is root, no view of the arena's files, the database or other bots, limits
     on its time, memory, processes, CPU, output and log), and its output is copied out (regular
-    files and directories only) into a read-only snapshot of its own in the submissions store
-    ($ARENA_SUBMISSIONS, default ~/.local/share/loveletter-arena/submissions), never into the
-    arena's environment. Each submit of a distribution is its next version; tournaments play
-    the latest unless told NAME@VERSION. Bubblewrap is required (docs/sandbox.md).
+    files and directories only) into a read-only snapshot of its own in this installation's
+    submissions store ($ARENA_SUBMISSIONS, default
+    ~/.local/share/loveletter-arena/environments/<environment>/submissions: one per Python
+    environment), never into the arena's environment. Each submit of a distribution is its
+    next version; tournaments play the latest unless told NAME@VERSION. Bubblewrap is
+    required (docs/sandbox.md).
     """
     if server is not None:
         ctx = click.get_current_context()
@@ -80,6 +82,7 @@ def submit(
     from arena.hosting.build import submit as build_and_store
     from arena.hosting.submissions import Store, SubmissionError
 
+    _legacy_note()
     limits = build_limits(build_time)
     try:
         done = build_and_store(path, network=network, limits=limits)
@@ -102,6 +105,15 @@ def submit(
             f"bots {', '.join(record.bots)}"
         )
     )
+
+
+def _legacy_note() -> None:
+    """Say on stderr where an old per-user store is, while it holds submissions not read."""
+    from arena.hosting.submissions import legacy_note
+
+    note = legacy_note()
+    if note is not None:
+        click.echo(printable(f"arena: note: {note}"), err=True)
 
 
 def _keep_failed_log(store: Any, path: Path, log: str) -> Path:
@@ -173,6 +185,7 @@ def submissions(show_log: bool, as_json: bool) -> None:
     from arena.hosting.build import read_log
     from arena.hosting.submissions import Store
 
+    _legacy_note()
     records = Store().records()
     if as_json:
         click.echo(json.dumps([r.to_json() for r in records], indent=2))

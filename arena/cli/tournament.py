@@ -141,7 +141,8 @@ def tournament(
     rotation. Finished games are stored block by block: run the same command again (or use
     --resume ID) after an interruption and only the missing games are played. Ctrl-C stops
     cleanly. --resume ID --add BOT adds an entrant and plays only its games; --gauntlet BOT
-    plays one entrant against the field. One runner plays a tournament at a time.
+    plays one entrant against the field and then prints its score against each opponent with
+    its 95% interval. One runner plays a tournament at a time.
     """
     from arena.botspec import split_specs
     from arena.hosting.catalog import load_catalog
@@ -421,20 +422,30 @@ def _print_standings(
     as_json: bool,
     snapshot: bool = False,
 ) -> None:
-    """Print the leaderboard (as a table or JSON rows); with ``snapshot``, store it too."""
+    """Print the leaderboard (as a table or JSON rows); with ``snapshot``, store it too. A
+    gauntlet's standings are followed by its bot's score against each opponent (``gauntlet``
+    in the JSON)."""
+    from leaderboard.gauntlet import format_gauntlet, gauntlet_json
     from leaderboard.report import format_table
 
     detail, games, standings = _standings(store, tournament_id, anchor)
+    gauntlet = detail.configuration.get("gauntlet")
     if snapshot and games:
         store.save_ratings(detail.id, standings.to_dict(), len(games))
     if as_json:
         from leaderboard.settings import with_settings
 
         rows = [line.to_dict() for line in standings.standings]
-        click.echo(json.dumps(with_settings(detail, {"standings": rows}), indent=2))
+        data: dict[str, Any] = {"standings": rows}
+        if gauntlet is not None:
+            data["gauntlet"] = gauntlet_json(standings, gauntlet)
+        click.echo(json.dumps(with_settings(detail, data), indent=2))
         return
     click.echo(f"tournament {detail.id}: {detail.name} [{detail.status}], {len(games)} games")
     click.echo(format_table(standings))
+    if gauntlet is not None:
+        click.echo("")
+        click.echo(format_gauntlet(standings, gauntlet))
 
 
 @click.command()

@@ -52,6 +52,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import datetime
+import importlib.metadata
 import importlib.util
 import json
 import os
@@ -643,6 +644,15 @@ def _check(snapshot: Path, result: dict[str, Any]) -> tuple[str, str, dict[str, 
         n for n in S.top_level_names(snapshot)
         if n in S.ARENA_PACKAGES or n in sys.stdlib_module_names or _importable(n)
     )  # fmt: skip
+    installed = [
+        n for n in clashes if n not in S.ARENA_PACKAGES and n not in sys.stdlib_module_names
+    ]
+    if installed and len(installed) == len(clashes) and _installed(name):
+        raise S.SubmissionError(
+            f"{name} is installed in the arena's environment as well (its top-level name "
+            f"{installed[0]!r} is taken by that copy): uninstall it first, `pip uninstall {name}`, "
+            "then submit it again"
+        )
     if clashes:
         raise S.SubmissionError(
             f"{name} is refused: its top-level name {clashes[0]!r} is a package of the arena or "
@@ -651,6 +661,16 @@ def _check(snapshot: Path, result: dict[str, Any]) -> tuple[str, str, dict[str, 
     if (snapshot / S.MAIN_FILE).exists() or (snapshot / S.MAIN_FILE).is_symlink():
         raise S.SubmissionError(f"the build's output may not hold {S.MAIN_FILE} (the arena's note)")
     return name, parsed[1], plugins
+
+
+def _installed(distribution: str) -> bool:
+    """Whether a distribution called ``distribution`` is installed in the arena's environment
+    (an author's own ``pip install -e`` of the package submitted, say)."""
+    try:
+        importlib.metadata.distribution(distribution)
+    except (importlib.metadata.PackageNotFoundError, ValueError):
+        return False
+    return True
 
 
 def _importable(name: str) -> bool:

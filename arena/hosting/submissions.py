@@ -3,9 +3,11 @@ files, outside the arena's environment (``docs/sandbox.md``, "Submissions").
 
 ``arena submit`` (:mod:`arena.hosting.build`) builds and installs a package inside the sandbox
 into a directory of its own; this module keeps the result. The store is a directory
-(:func:`root`: ``$ARENA_SUBMISSIONS``, else ``$XDG_DATA_HOME/loveletter-arena/submissions``;
-data the operator keeps, not a cache that may be wiped, and never inside the Python environment,
-the checkout or anything a host is shown) holding:
+(:func:`root`: ``$ARENA_SUBMISSIONS``, else one per arena installation,
+``$XDG_DATA_HOME/loveletter-arena/environments/<environment>/submissions``, so that one Python
+environment's submissions are not another's; data the operator keeps, not a cache that may be
+wiped, and never inside the Python environment, the checkout or anything a host is shown)
+holding:
 
 - ``snapshots/<sha256>/``: the installed files of one build, named by the hash of their names and
   bytes (:func:`content_hash`), made read-only and never changed after they are moved there;
@@ -31,6 +33,7 @@ import json
 import os
 import re
 import stat
+import sys
 import tempfile
 from collections.abc import Iterator
 from dataclasses import asdict, dataclass, field
@@ -59,14 +62,51 @@ class SubmissionError(ArenaError):
         self.log = log
 
 
+def _data_home() -> Path:
+    """``$XDG_DATA_HOME``, else ``~/.local/share``."""
+    base = os.environ.get("XDG_DATA_HOME") or os.path.join(os.path.expanduser("~"), ".local/share")
+    return Path(base)
+
+
+def environment_key(prefix: str | None = None) -> str:
+    """The name of the arena installation whose Python environment is at ``prefix`` (default
+    ``sys.prefix``): the environment directory's name and the first 12 hex digits of the
+    sha256 of its real path, e.g. ``.venv-3f2a9c81d0e4``."""
+    real = os.path.realpath(prefix if prefix is not None else sys.prefix)
+    digest = hashlib.sha256(real.encode("utf-8", "surrogateescape")).hexdigest()[:12]
+    name = re.sub(r"[^A-Za-z0-9._-]", "_", os.path.basename(real.rstrip("/")) or "root")
+    return f"{name[:40]}-{digest}"
+
+
 def root() -> Path:
-    """The store's directory: ``$ARENA_SUBMISSIONS``, else
-    ``$XDG_DATA_HOME/loveletter-arena/submissions`` (``~/.local/share`` when unset)."""
+    """The store's directory: ``$ARENA_SUBMISSIONS``, else one per arena installation (per
+    Python environment): ``$XDG_DATA_HOME/loveletter-arena/environments/<key>/submissions``
+    (``~/.local/share`` when unset; ``<key>`` is :func:`environment_key`). Never inside the
+    environment itself, which the sandbox shows to every bot."""
     given = os.environ.get("ARENA_SUBMISSIONS")
     if given:
         return Path(given).absolute()
-    base = os.environ.get("XDG_DATA_HOME") or os.path.join(os.path.expanduser("~"), ".local/share")
-    return Path(base) / "loveletter-arena" / "submissions"
+    return _data_home() / "loveletter-arena" / "environments" / environment_key() / "submissions"
+
+
+def legacy_root() -> Path:
+    """Where every environment of a user kept its submissions before the store was per
+    installation: ``$XDG_DATA_HOME/loveletter-arena/submissions``."""
+    return _data_home() / "loveletter-arena" / "submissions"
+
+
+def legacy_note() -> str | None:
+    """What to tell the operator of a store of the old per-user kind that holds submissions
+    this installation no longer reads (``None`` when there is none, or it is the one in use):
+    where it is and how to keep using it here."""
+    old = legacy_root()
+    if os.environ.get("ARENA_SUBMISSIONS") or not any((old / "records").glob("*/*.json")):
+        return None
+    return (
+        f"submissions made before each arena installation had its own store are in {old}, "
+        f"which this one no longer reads; to keep them here, move it: mv {old} {root()} "
+        f"(or set ARENA_SUBMISSIONS={old})"
+    )
 
 
 def submission_ref(content: str, entry_point: str) -> str:

@@ -16,22 +16,26 @@ from arena.bot import Bot
 from arena.game import Action, Game, Observation
 from arena.rl.encoding import encode_observation, index_action, legal_mask
 
-from .network import Network, choose
+from .network import WEIGHTS, Network, choose
 
 
 class PPOBot(Bot):
     """Plays the trained network's likeliest legal action; with ``temperature`` above 0, one
-    drawn from its probabilities at that temperature (from the round's seed)."""
+    drawn from its probabilities at that temperature (from the round's seed). ``weights`` names
+    another network's ``.npz`` file to play instead of the shipped one."""
 
     name = "ppo"
 
-    def __init__(self, temperature: float = 0.0, network: Network | None = None) -> None:
+    def __init__(
+        self, temperature: float = 0.0, weights: str = "", network: Network | None = None
+    ) -> None:
         super().__init__()
         if not temperature >= 0.0:  # NaN too
             raise ValueError(f"temperature must be at least 0, not {temperature}")
         self.temperature = temperature
-        #: The network played: the package's trained weights unless given (training's own).
-        self.network = network if network is not None else Network.load()
+        #: The network played: ``network`` if given (training's own), else the weights saved at
+        #: ``weights`` (``python -m loveletter_ppo.train --out PATH``), else the package's.
+        self.network = network if network is not None else Network.load(weights or WEIGHTS)
         self.generator = np.random.default_rng(0)
 
     def reset(self, seed: int) -> None:

@@ -54,9 +54,12 @@ class Network:
 
     @classmethod
     def load(cls, path: Path | str = WEIGHTS) -> Network:
-        """The parameters saved at ``path``."""
-        with np.load(path) as saved:
-            return cls(*(saved[name].astype(np.float32) for name in NAMES))
+        """The parameters saved at ``path``; :class:`ValueError` (one line) if it holds none."""
+        try:
+            with np.load(path) as saved:
+                return cls(*(saved[name].astype(np.float32) for name in NAMES))
+        except (OSError, ValueError, KeyError, EOFError) as exc:
+            raise ValueError(f"cannot load the weights {path}: {exc}") from None
 
     def save(self, path: Path | str) -> None:
         """Save the parameters to ``path`` (a ``.npz`` file)."""

@@ -22,8 +22,9 @@ def arena_register_bots(register: Callable[..., Any]) -> None:
         "ppo",
         _build,
         "a small network trained by PPO against random and strategic; plays its likeliest move",
-        {"temperature": 0.0},
+        {"temperature": 0.0, "weights": ""},
         ranges={"temperature": (0.0, 10.0)},
+        types={"weights": "file"},  # another training's .npz; '' plays the shipped weights
         variants=("classic",),
         players=(2,),
     )

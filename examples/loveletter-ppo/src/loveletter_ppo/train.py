@@ -2,28 +2,37 @@
 baseline) in NumPy, against the arena's reference bots in ``arena.rl.SingleSeatEnv``.
 
     pip install -e '.[train]'
-    python -m loveletter_ppo.train --minutes 4 --out src/loveletter_ppo/weights.npz
+    python -m loveletter_ppo.train --iterations 3000 --out src/loveletter_ppo/weights.npz
 
-``--opponents random,strategic`` (the default) seats half the environments against each; the
-learning seat is drawn each round. Every ``--report`` seconds a line gives the iteration, the
-moves played and the greedy policy's score against each opponent (500 rounds through the arena's
-referee, in this process); at the end the weights are saved. On one core of the project's
-machine, four minutes is about six million moves.
+The budget is ``--iterations`` (2,048 moves each), so a run trains the same bot however busy the
+machine is; ``--minutes`` caps the wall time as well, and says so when it cut training short.
+NumPy's BLAS runs one thread (set below, before NumPy is imported). ``--opponents
+random,strategic`` (the default) seats half the environments against each; the learning seat is
+drawn each round. Every ``--report`` iterations a line gives the time, the iteration, the moves
+played and the greedy policy's score against each opponent (500 rounds through the arena's
+referee, in this process); at the end the weights are saved.
 """
 
 from __future__ import annotations
 
-import argparse
-import time
-from collections.abc import Sequence
-from dataclasses import dataclass, field
+import os
 
-import numpy as np
+# One BLAS thread, set before NumPy is first imported: the network's matrices are small, and
+# OpenBLAS's threads on a shared or busy machine made each iteration about ten times slower.
+for _name in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
+    os.environ[_name] = "1"
 
-from arena.rl import SingleSeatEnv
-from arena.rl.encoding import N_ACTIONS, OBSERVATION_SIZE
+import argparse  # noqa: E402
+import time  # noqa: E402
+from collections.abc import Sequence  # noqa: E402
+from dataclasses import dataclass, field  # noqa: E402
 
-from .network import NAMES, WEIGHTS, Network, masked_log_softmax
+import numpy as np  # noqa: E402
+
+from arena.rl import SingleSeatEnv  # noqa: E402
+from arena.rl.encoding import N_ACTIONS, OBSERVATION_SIZE  # noqa: E402
+
+from .network import NAMES, WEIGHTS, Network, masked_log_softmax  # noqa: E402
 
 
 @dataclass
@@ -230,44 +239,63 @@ def evaluate(network: Network, opponent: str, deals: int, seed: int = 12345) -> 
     return score / (2 * deals)
 
 
-def train(settings: Settings, seconds: float, report: float = 30.0) -> Network:
-    """Train a fresh network for ``seconds``; print a line every ``report`` seconds."""
+def train(
+    settings: Settings, iterations: int, seconds: float | None = None, report: int = 400
+) -> tuple[Network, int]:
+    """Train a fresh network for ``iterations`` (at most ``seconds`` of wall time, when given);
+    print a line every ``report`` iterations. The network and the iterations it had: fewer than
+    ``iterations`` only when ``seconds`` cut training short."""
     network = Network.initial(
         OBSERVATION_SIZE, N_ACTIONS, settings.hidden, np.random.default_rng(settings.seed)
     )
     adam = Adam(settings.learning_rate)
     rollouts = Rollouts(settings)
     begun = time.monotonic()
-    last = begun
     iteration = 0
-    while time.monotonic() - begun < seconds:
+    while iteration < iterations:
+        if seconds is not None and time.monotonic() - begun >= seconds:
+            break
         update(network, adam, rollouts.collect(network), settings)
         iteration += 1
-        now = time.monotonic()
-        if now - last >= report:
-            last = now
+        if iteration % report == 0:
             scores = ", ".join(
                 f"{name} {evaluate(network, name, 250):.3f}" for name in settings.opponents
             )
             print(
-                f"{now - begun:6.0f} s  iteration {iteration}  {rollouts.moves:,} moves  "
-                f"score against {scores}",
+                f"{time.monotonic() - begun:6.0f} s  iteration {iteration}  "
+                f"{rollouts.moves:,} moves  score against {scores}",
                 flush=True,
             )
-    return network
+    return network, iteration
 
 
 def main(argv: Sequence[str] | None = None) -> None:
     """The command line (see the module's docstring)."""
     parser = argparse.ArgumentParser(prog="python -m loveletter_ppo.train", description=__doc__)
-    parser.add_argument("--minutes", type=float, default=4.0, help="training time")
+    parser.add_argument(
+        "--iterations", type=int, default=3000, help="training iterations (the budget)"
+    )
+    parser.add_argument(
+        "--minutes", type=float, default=None, help="an optional cap on the wall time as well"
+    )
     parser.add_argument("--opponents", default="random,strategic", help="bots trained against")
     parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--report", type=float, default=30.0, help="seconds between lines")
+    parser.add_argument("--report", type=int, default=400, help="iterations between lines")
     parser.add_argument("--out", default=str(WEIGHTS), help="where the weights are saved")
     args = parser.parse_args(argv)
+    if args.iterations < 1 or args.report < 1:
+        parser.error("--iterations and --report must be at least 1")
+    if args.minutes is not None and not args.minutes > 0:
+        parser.error("--minutes must be above 0")
     settings = Settings(opponents=tuple(args.opponents.split(",")), seed=args.seed)
-    network = train(settings, args.minutes * 60, args.report)
+    seconds = None if args.minutes is None else args.minutes * 60
+    network, done = train(settings, args.iterations, seconds, args.report)
+    if done < args.iterations:
+        print(
+            f"--minutes {args.minutes:g} cut training short: {done} of {args.iterations} "
+            "iterations (a weaker bot than the full budget trains)",
+            flush=True,
+        )
     network.save(args.out)
     scores = ", ".join(f"{n} {evaluate(network, n, 1000):.3f}" for n in settings.opponents)
     print(f"saved {args.out}; score over 2,000 rounds (1,000 deals, both seats) against {scores}")
