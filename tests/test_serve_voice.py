@@ -244,7 +244,7 @@ def test_withdrawing_stopping_and_killing_never_stop_rated_play(tmp_path: Path) 
         # 3. the final round-robin refuses a withdrawal
         finishing = server.spawn("serve", "finish", "--decks", "1")
         try:
-            wait_until("the final", lambda: server.get("/api/leaderboard", None)[1]["final"], 120)
+            wait_until("the final", lambda: server.get("/api/leaderboard", None)[1]["final"], 300)
             code, refused = server.delete(f"/api/submissions/{third}", carol)
             assert code == 409 and "is being finished" in refused["error"], refused
         finally:
