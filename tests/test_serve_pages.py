@@ -15,7 +15,7 @@ from browsers import follow, headless_chromium, save_docs_image
 from serving import Server, add_participant, upload, wait_until
 from wheels import bot_wheel
 
-pytestmark = [pytest.mark.usefixtures("bubblewrap"), pytest.mark.slow]
+pytestmark = pytest.mark.usefixtures("bubblewrap")
 
 
 #: Each bot writes to stderr as it chooses each move: its participant's name and the move.
