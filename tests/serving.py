@@ -100,11 +100,17 @@ class Server:
             self.process.wait(timeout=60)
 
     def spawn(self, *args: str) -> subprocess.Popen[bytes]:
-        """``arena ARGS`` running beside the server, on its database and store."""
+        """``arena ARGS`` running beside the server, on its database and store; what it
+        prints goes to ``spawned.log`` (:meth:`spawned_output`)."""
+        log = open(self.where / "spawned.log", "ab")  # noqa: SIM115 - the process keeps it
         return subprocess.Popen(
-            [*ARENA, *args], env=self.env, cwd=self.where,
-            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+            [*ARENA, *args], env=self.env, cwd=self.where, stdout=log, stderr=subprocess.STDOUT,
         )  # fmt: skip
+
+    def spawned_output(self) -> str:
+        """What the commands of :meth:`spawn` printed so far."""
+        path = self.where / "spawned.log"
+        return path.read_text(errors="replace") if path.exists() else ""
 
     def get(self, path: str, token: str | None) -> tuple[int, Any]:
         request = urllib.request.Request(f"{self.url}{path}")

@@ -119,6 +119,9 @@ def test_a_memoriser_gains_nothing_through_any_channel(fairplay: None, tmp_path:
     records = tournament(
         tmp_path, "--bots", ",".join([*memorisers, "memoriser[memory=0]"]),
         "--gauntlet", "firstlegal", "--decks", "balanced:12:5", "--workers", "1",
+        # writing a word through some channels (threads until the next pid) takes seconds on a
+        # loaded machine: this test is about what crosses, not about time
+        "--move-time", "10",
     )  # fmt: skip
     assert not [(record.seats, record.faults) for record in records if record.faults]
     forgetting = _games_by_deck(records, "memoriser[memory=0]")

@@ -244,12 +244,18 @@ def test_withdrawing_stopping_and_killing_never_stop_rated_play(tmp_path: Path) 
         # 3. the final round-robin refuses a withdrawal
         finishing = server.spawn("serve", "finish", "--decks", "1")
         try:
-            wait_until("the final", lambda: server.get("/api/leaderboard", None)[1]["final"], 300)
+            def final_started() -> bool:
+                if server.get("/api/leaderboard", None)[1]["final"]:
+                    return True
+                assert finishing.poll() is None, server.spawned_output()
+                return False
+
+            wait_until("the final", final_started, 300)
             code, refused = server.delete(f"/api/submissions/{third}", carol)
             assert code == 409 and "is being finished" in refused["error"], refused
         finally:
             finishing.wait(timeout=300)
-        assert finishing.returncode == 0
+        assert finishing.returncode == 0, server.spawned_output()
     finally:
         server.kill()
 

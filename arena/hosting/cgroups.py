@@ -464,7 +464,11 @@ def sweep(pids: Iterable[int] | None = None) -> int:
                 continue
             if wanted is None and os.path.exists(f"/proc/{pid}"):
                 continue
-            for group in [g for g in owner.iterdir() if g.is_dir()]:
+            try:  # another process's sweep may remove it first
+                groups = [g for g in owner.iterdir() if g.is_dir()]
+            except OSError:
+                continue
+            for group in groups:
                 if (group / "bot").is_dir():
                     _empty_and_remove(group / "bot")
                 _empty_and_remove(group)

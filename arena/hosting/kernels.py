@@ -62,16 +62,18 @@ def stamp(name: str) -> str:
     return files_stamp(_kernel_files(name))
 
 
-def _stamp_path(name: str) -> Path:
-    return cache_dir() / "numba" / "compiled" / name
+def _stamp_path(name: str, suffix: str = "") -> Path:
+    """The file that says bot ``name``'s kernels are compiled (``suffix=".failed"``: failed to
+    compile) for its current source. One file per stamp, not per name: two installations of the
+    arena on one machine (two checkouts, two virtual environments) have different stamps, as
+    their sources' paths differ, so neither overwrites the other's and neither waits for a
+    compile the other already did."""
+    return cache_dir() / "numba" / "compiled" / f"{name}.{stamp(name)}{suffix}"
 
 
 def is_compiled(name: str) -> bool:
     """Whether bot ``name``'s kernels are in the cache for its current source."""
-    try:
-        return _stamp_path(name).read_text() == stamp(name)
-    except OSError:
-        return False
+    return _stamp_path(name).exists()
 
 
 def _compile_one(
@@ -92,7 +94,7 @@ def _compile_one(
             return
         path = _stamp_path(bot.name)
         path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(stamp(bot.name))
+        path.touch()
     except Exception as exc:  # one bot's failure must not stop the others or the command
         errors[bot.name] = f"{type(exc).__name__}: {exc}"
     finally:
@@ -188,13 +190,13 @@ def compile_kernels(
 
 
 def _failed_path(name: str) -> Path:
-    return cache_dir() / "numba" / "compiled" / f"{name}.failed"
+    return _stamp_path(name, ".failed")
 
 
 def _mark_failed(name: str) -> None:
     path = _failed_path(name)
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(stamp(name))
+    path.touch()
 
 
 def wait_compiled(name: str, timeout: float = COMPILE_TIME) -> bool:
@@ -208,15 +210,12 @@ def wait_compiled(name: str, timeout: float = COMPILE_TIME) -> bool:
     if name not in compiled_bots():
         return True
     deadline = time.monotonic() + timeout
-    current = stamp(name)
+    done, failed = _stamp_path(name), _failed_path(name)
     while time.monotonic() < deadline:
-        if is_compiled(name):
+        if done.exists():
             return True
-        try:
-            if _failed_path(name).read_text() == current:
-                return False
-        except OSError:
-            pass
+        if failed.exists():
+            return False
         time.sleep(0.2)
     return False
 

@@ -31,11 +31,14 @@ def report_path(name: str) -> Path:
 def finalists(store: Store, settings: LadderSettings) -> list[str]:
     """Who plays the final round-robin: every ranked player of the latest standings (each
     participant's voice, ``NAME@VERSION``, and the reference bots), best first: one bot per
-    participant, so no table of it seats two of one participant's bots."""
+    participant, so no table of it seats two of one participant's bots. A voice with no rated
+    game yet (its placement could not be played: its opponent was withdrawn) plays it too, last."""
     latest = refresh_standings(store, settings)
     rows = [] if latest is None else [r for r in latest.standings if r.get("games")]
-    current, _ = ranked_rows(rows, ranked_players(store))
-    return [str(r["bot"]) for r in current]
+    voices = ranked_players(store)
+    current, _ = ranked_rows(rows, voices)
+    players = [str(r["bot"]) for r in current]
+    return players + sorted(voices - set(players))
 
 
 def _final(store: Store, settings: LadderSettings) -> list[tuple[int, str, str]]:
