@@ -63,6 +63,7 @@ def tables(plan: Plan) -> set[frozenset[str]]:
     return {frozenset(game.seats) for game in plan.schedule}
 
 
+@pytest.mark.slow
 def test_an_added_entrant_plays_only_its_games_and_the_records_are_the_whole_fields(
     catalog: Catalog, tmp_path: Path
 ) -> None:
@@ -109,6 +110,7 @@ def test_an_added_entrant_plays_only_its_games_and_the_records_are_the_whole_fie
     assert {r["bot"]: r["games"] for r in rows} == {b: 18 for b in (*FIELD, SLEEPER)}
 
 
+@pytest.mark.slow
 def test_adding_twice_gives_the_records_of_the_whole_field(
     catalog: Catalog, tmp_path: Path
 ) -> None:
@@ -132,6 +134,7 @@ def test_adding_twice_gives_the_records_of_the_whole_field(
     assert stored(store, tid) == stored(whole, 1)  # crasher faults in 8 games, short of 10
 
 
+@pytest.mark.slow
 def test_a_grown_tournament_with_disqualifications_does_not_depend_on_workers_or_interruptions(
     catalog: Catalog, tmp_path: Path
 ) -> None:
@@ -184,6 +187,7 @@ def test_adding_checks_the_new_entrants(catalog: Catalog, tmp_path: Path) -> Non
     assert [e.name for e in store.tournament(tid).entrants] == list(spec.bots)
 
 
+@pytest.mark.slow
 def test_secret_decks_are_kept_for_an_addition_and_a_finished_one_takes_none(
     catalog: Catalog, tmp_path: Path
 ) -> None:
@@ -224,6 +228,7 @@ def test_a_gauntlet_plays_exactly_the_tables_with_its_bot(catalog: Catalog, play
     assert all("warm" in game.seats for game in inside.schedule)
 
 
+@pytest.mark.slow
 def test_an_entrant_added_to_a_gauntlet_meets_only_the_gauntlets_bot(
     catalog: Catalog, tmp_path: Path
 ) -> None:
@@ -255,6 +260,7 @@ def arena(env: dict[str, str], db: str, *args: str) -> subprocess.CompletedProce
     )
 
 
+@pytest.mark.slow
 def test_the_add_command(command_env: dict[str, str], tmp_path: Path) -> None:
     db = f"sqlite:///{tmp_path}/t.db"
     create = ["tournament", "--decks", "random:2:6", "--bots", ",".join(FIELD), *COMMON]
@@ -286,6 +292,7 @@ def test_the_add_command(command_env: dict[str, str], tmp_path: Path) -> None:
     assert len(Store(db).stored_games(1)) == 24
 
 
+@pytest.mark.slow
 def test_the_listing_tells_tournaments_apart(command_env: dict[str, str], tmp_path: Path) -> None:
     db = f"sqlite:///{tmp_path}/t.db"
     many = [f"sleeper[seconds={k / 1000}]" for k in range(1, 9)]
@@ -339,6 +346,7 @@ def test_the_listing_tells_tournaments_apart(command_env: dict[str, str], tmp_pa
 # --- names and the sandbox ----------------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_an_added_name_is_its_owners(installed: Callable[..., None], tmp_path: Path) -> None:
     store = Store(f"sqlite:///{tmp_path}/t.db")
     installed("greedy_thief")
@@ -358,6 +366,7 @@ def test_an_added_name_is_its_owners(installed: Callable[..., None], tmp_path: P
     assert "\n" not in message
 
 
+@pytest.mark.slow
 def test_an_added_third_party_bot_needs_the_sandbox(
     installed: Callable[..., None], monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:

@@ -358,6 +358,7 @@ def test_play_says_which_bot_could_not_start() -> None:
     ]
 
 
+@pytest.mark.slow
 def test_a_tournament_records_a_bot_that_cannot_start_as_its_fault(tmp_path: Path) -> None:
     url = f"sqlite:///{tmp_path / 'arena.db'}"
     done = subprocess.run(

@@ -293,6 +293,7 @@ def test_cli_check_of_a_failing_bot_exits_1(bad_catalog: Catalog) -> None:
     assert "FAIL  play classic, 2 players: faults (illegal)" in result.stdout
 
 
+@pytest.mark.slow
 def test_cli_checks_several_bots_in_one_run(bad_catalog: Catalog) -> None:
     args = ["check", "cc_liar", "uniform", "cc_legacy", "--rounds", "2", "--sandbox", "none"]
     result = CliRunner().invoke(cli, args)

@@ -49,6 +49,7 @@ def tournament(tmp_path: Path, *args: str) -> list:
     return [g.record for g in store.stored_games(tid)]
 
 
+@pytest.mark.slow
 @pytest.mark.alone
 def test_a_spinning_bot_takes_no_processor_from_its_opponent(
     fairplay: None, tmp_path: Path
@@ -87,6 +88,7 @@ def _games_by_deck(records: list, bot: str) -> dict[tuple[int, int], tuple]:
     return found
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("repeat", ["1", "2"])
 def test_a_memorising_bot_gains_nothing_in_seat_swapped_games(
     fairplay: None, tmp_path: Path, repeat: str
@@ -104,6 +106,7 @@ def test_a_memorising_bot_gains_nothing_in_seat_swapped_games(
     assert remembering == forgetting
 
 
+@pytest.mark.slow
 def test_a_memoriser_gains_nothing_through_any_channel(fairplay: None, tmp_path: Path) -> None:
     """One memoriser per channel of ``fairplay_bots.channels`` (a file, extended attributes,
     times, modes, the file system's inode numbers and free space, the next pid, its own request
@@ -255,6 +258,7 @@ def _freezes() -> None:
         pytest.skip(f"no held fork server here ({why})")
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("bot", "said"),
     [
@@ -294,6 +298,7 @@ def test_a_fork_server_keeping_state_past_warm_up_is_refused(
         assert "it could carry one deck's games into another's" in message, faults
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("where", "said"),
     [

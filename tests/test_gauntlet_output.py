@@ -8,6 +8,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from leaderboard.store import Store
 
 COMMAND = [sys.executable, "-c", "from arena.cli.main import main; main()"]
@@ -27,6 +29,7 @@ def _gauntlet(tmp_path: Path, *extra: str) -> subprocess.CompletedProcess[str]:
     return done
 
 
+@pytest.mark.slow
 def test_the_gauntlet_prints_each_opponent_s_score_and_interval(tmp_path: Path) -> None:
     from leaderboard.standings import compute_standings
 
@@ -64,6 +67,7 @@ def test_the_gauntlet_prints_each_opponent_s_score_and_interval(tmp_path: Path) 
         )
 
 
+@pytest.mark.slow
 def test_a_gauntlet_s_json_has_its_opponents(tmp_path: Path) -> None:
     data = json.loads(_gauntlet(tmp_path, "--json").stdout)
     assert data["gauntlet"]["bot"] == "uniform"
@@ -72,6 +76,7 @@ def test_a_gauntlet_s_json_has_its_opponents(tmp_path: Path) -> None:
     assert all(row["lo"] <= row["score"] <= row["hi"] for row in rows)
 
 
+@pytest.mark.slow
 def test_a_round_robin_has_no_gauntlet_lines(tmp_path: Path) -> None:
     db = f"sqlite:///{tmp_path}/t.db"
     done = subprocess.run(

@@ -93,6 +93,7 @@ def test_ctrl_c_while_kernels_compile(field: Path, tmp_path: Path) -> None:
     assert not any("Traceback" in line for line in lines), "".join(lines[-30:])
 
 
+@pytest.mark.slow
 def test_ctrl_c_while_hosts_start(field: Path, tmp_path: Path) -> None:
     code, took, lines = interrupt(
         field, tmp_path, 30, lambda lines, db: any("tournament 1 (" in line for line in lines)
@@ -101,12 +102,14 @@ def test_ctrl_c_while_hosts_start(field: Path, tmp_path: Path) -> None:
     assert any("--resume" in line for line in lines)  # it says how to go on
 
 
+@pytest.mark.slow
 def test_ctrl_c_mid_run_keeps_what_is_stored(field: Path, tmp_path: Path) -> None:
     code, took, _ = interrupt(field, tmp_path, 30, lambda lines, db: stored_games(db) > 0)
     assert code == 130 and took < PROMPT, (code, took)
     assert stored_games(tmp_path / "arena.db") > 0
 
 
+@pytest.mark.slow
 def test_ctrl_c_in_a_field_of_more_than_100(field: Path, tmp_path: Path) -> None:
     code, took, lines = interrupt(field, tmp_path, 120, lambda lines, db: stored_games(db) > 0)
     assert code == 130 and took < PROMPT, (code, took, lines[-3:])

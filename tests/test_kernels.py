@@ -79,6 +79,7 @@ def edited_policy(view, legal, nlegal, rng, params, table):
 """
 
 
+@pytest.mark.slow
 def test_the_simulator_plays_a_bot_as_its_module_is_now(tmp_path: Path) -> None:
     """Edited between two runs, a bot plays its new policy in the simulator, whose own
     compiled kernel (in the cache) stays as it was."""

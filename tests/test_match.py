@@ -57,6 +57,7 @@ def pairs_of(store: Store, tid: int, a: str) -> list[tuple[float, float]]:
     return out
 
 
+@pytest.mark.slow
 def test_a_stronger_bot_is_accepted_as_stronger_well_before_the_bound(tmp_path: Path) -> None:
     db = f"sqlite:///{tmp_path}/m.db"
     args = ["match", "greedy", "random", "--sprt", "0,40", "--max-games", "1000"]
@@ -151,6 +152,7 @@ def run_command(db: Path, env: dict[str, str]) -> subprocess.CompletedProcess[st
     )
 
 
+@pytest.mark.slow
 def test_an_interrupted_match_resumes_to_the_same_verdict(
     faulty_site: Path, tmp_path: Path
 ) -> None:
@@ -244,6 +246,7 @@ def test_bad_input_is_one_line(args: list[str], says: str, tmp_path: Path) -> No
     assert line.startswith("arena: error: ") and says in line, line
 
 
+@pytest.mark.slow
 def test_a_tournament_of_three_is_not_a_match(tmp_path: Path) -> None:
     db = f"sqlite:///{tmp_path}/t.db"
     made = arena(

@@ -158,6 +158,7 @@ def faults(env: dict[str, str]) -> tuple[int, Counter[str], dict[str, str]]:
         store.close()
 
 
+@pytest.mark.slow
 def test_hogs_under_a_cap_are_planned_for_or_refused_in_one_line_never_faulted(
     capped: Path, hogs: dict[str, str]
 ) -> None:
@@ -179,6 +180,7 @@ def test_hogs_under_a_cap_are_planned_for_or_refused_in_one_line_never_faulted(
     assert all(row["faults"] == 0 for row in json.loads(out)["standings"]), out
 
 
+@pytest.mark.slow
 def test_when_memory_runs_short_the_kernel_kills_hosts_never_the_arena(
     capped: Path, hogs: dict[str, str]
 ) -> None:
@@ -228,6 +230,7 @@ def test_when_memory_runs_short_the_kernel_kills_hosts_never_the_arena(
     assert all(row["faults"] == 0 for row in json.loads(out)["standings"]), out
 
 
+@pytest.mark.slow
 def test_a_tournament_whose_runner_was_killed_is_never_shown_running(tmp_path: Path) -> None:
     db = tmp_path / "arena.db"
     env = {**os.environ, "ARENA_DB": f"sqlite:///{db}"}

@@ -270,6 +270,7 @@ def timed_bots(*extra: str) -> tuple[float, list[str]]:
     return time.monotonic() - start, done.output.splitlines()
 
 
+@pytest.mark.slow
 @pytest.mark.alone
 def test_a_hanging_register_hook_fails_once_and_is_not_waited_for_again(
     installed: Installer, monkeypatch: pytest.MonkeyPatch, tmp_path: Path

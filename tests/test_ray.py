@@ -80,6 +80,7 @@ def test_ray_address_needs_the_ray_executor() -> None:
     assert "--ray-address needs --executor ray" in result.output
 
 
+@pytest.mark.slow
 def test_a_tournament_on_ray_stores_the_records_of_a_local_run(
     faulty_bots: Path, tmp_path: Path
 ) -> None:
@@ -142,6 +143,7 @@ class KillFirstActor:
         self.inner.terminate()
 
 
+@pytest.mark.slow
 def test_a_block_lost_with_its_actor_is_played_again(faulty_bots: Path, tmp_path: Path) -> None:
     ray = _ray()
     from arena.tournament.ray_executor import RayExecutor, plan_versions
@@ -212,6 +214,7 @@ def test_an_actor_refuses_a_node_with_other_versions(faulty_bots: Path, tmp_path
     assert ray is None or not ray.is_initialized()  # an actor outside Ray does not start Ray
 
 
+@pytest.mark.slow
 def test_with_the_sandbox_ray_plays_the_records_of_a_local_run(
     bubblewrap: None, tmp_path: Path
 ) -> None:

@@ -206,6 +206,7 @@ def play(plan: Plan, store: Store, **kw: Any) -> RunSummary:
     return run_tournament(plan, store, lambda: LocalPool(setup, 1), **kw)
 
 
+@pytest.mark.slow
 def test_the_spy_bot_recognises_public_decks_in_play_but_not_secret_ones(
     catalog: Catalog, recogniser: Any, tmp_path: Path
 ) -> None:
@@ -278,6 +279,7 @@ def report_outputs(url: str, tmp_path: Path) -> tuple[dict[str, Any], str, str]:
     return json.loads(data.output), " ".join(text.output.split()), page.read_text(encoding="utf-8")
 
 
+@pytest.mark.slow
 def test_the_secret_is_published_only_once_finished_and_resumes_keep_it(
     catalog: Catalog, tmp_path: Path
 ) -> None:
@@ -384,6 +386,7 @@ def test_reports_mark_public_decks(catalog: Catalog, tmp_path: Path, decks: str)
     assert "Public decks" in html and "public: a bot could know them in advance" in html
 
 
+@pytest.mark.slow
 def test_a_database_without_the_secrets_table_keeps_working(
     catalog: Catalog, tmp_path: Path
 ) -> None:
@@ -425,6 +428,7 @@ def stored_state(path: Path) -> tuple[int, list[str], list[str], int]:
     return tournaments, decks, secrets, games
 
 
+@pytest.mark.slow
 def test_the_same_command_resumes_on_the_same_secret_decks(spies: None, tmp_path: Path) -> None:
     db = tmp_path / "cmd.db"
     command = [*COMMAND, *ARGS, "--db", f"sqlite:///{db}"]

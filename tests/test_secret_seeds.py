@@ -59,6 +59,7 @@ def reports(store: Store, tid: int) -> list[tuple[Any, str]]:
     return found
 
 
+@pytest.mark.slow
 def test_the_seed_searcher_names_its_opponent_from_a_guessable_secret_only(
     searcher: None, tmp_path: Path
 ) -> None:
@@ -114,6 +115,7 @@ def catalog(faulty_bots: Path) -> Any:
     return load_catalog(choose_sandbox("none"))
 
 
+@pytest.mark.slow
 def test_the_secret_is_published_once_finished_and_replays_the_tournament(
     faulty_bots: Path, tmp_path: Path
 ) -> None:

@@ -48,6 +48,7 @@ def test_a_participant_is_added_once_and_only_its_tokens_hash_is_kept(server: Se
     assert "alice (added " in server.arena("serve", "participants", "list").stdout
 
 
+@pytest.mark.slow
 def test_a_competition_from_start_to_finish(server: Server, tmp_path: Path) -> None:
     """The organizer adds participants; one uploads with arena submit --server, one through
     the form in chromium; both are built, checked and placed; the pages change; nobody reads

@@ -121,6 +121,7 @@ def test_results_name_who_has_not_submitted(db: str) -> None:
     ]
 
 
+@pytest.mark.slow
 @pytest.mark.usefixtures("bubblewrap")
 def test_the_class_through_the_server(tmp_path: Path) -> None:
     """Alice's bot is ranked: the leaderboard names her, the results download has her row with

@@ -105,6 +105,7 @@ def _forget(where: Path) -> None:
             os.kill(pid, 9)
 
 
+@pytest.mark.slow
 def test_a_killed_server_leaves_no_check_nor_tournament_and_resumes_at_once(
     tmp_path: Path,
 ) -> None:
@@ -152,6 +153,7 @@ def test_a_killed_server_leaves_no_check_nor_tournament_and_resumes_at_once(
         _forget(tmp_path)
 
 
+@pytest.mark.slow
 def test_a_killed_server_leaves_no_build(tmp_path: Path) -> None:
     """SIGKILL during a build (a package whose build sleeps): the build process and its sandbox
     end with the server (before, they went on to the build's time limit); the restarted

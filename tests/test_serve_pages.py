@@ -52,6 +52,7 @@ def _in_progress(server: Server) -> bool:
     return shown == [{**alices, "created": None}]
 
 
+@pytest.mark.slow
 def test_a_participant_replays_its_own_seat_and_pages_fit_a_phone(tmp_path: Path) -> None:
     """Alice's and Bob's bots are placed against each other (tournaments on secret decks, now
     finished); Alice reads her seat's private events (her draws) in their games, Bob his own

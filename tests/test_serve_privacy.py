@@ -89,6 +89,7 @@ def _own_page(server: Server, token: str) -> str:
     return page
 
 
+@pytest.mark.slow
 def test_a_bots_private_output_reaches_its_participant_alone(tmp_path: Path) -> None:
     """Alice's bot passes its check, then fails in every ladder game with a secret in its
     exception and on its stderr; Bob (whose bot it played) and an anonymous visitor read every
@@ -175,6 +176,7 @@ def _settled(server: Server, token: str, upload_id: int) -> dict[str, Any]:
     return found
 
 
+@pytest.mark.slow
 def test_names_that_can_be_mistaken_are_refused(tmp_path: Path) -> None:
     """Bob's ``caroIbot`` (a capital I) beside Carol's ``carolbot``, and his ``greedy_`` beside
     the arena's ``greedy``, are refused in one line naming the name they can be mistaken for;

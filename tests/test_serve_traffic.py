@@ -62,6 +62,7 @@ def _server(tmp_path: Path, *options: str) -> Server:
     )
 
 
+@pytest.mark.slow
 @pytest.mark.alone
 @pytest.mark.usefixtures("bubblewrap", "more_files")
 def test_half_sent_requests_are_shed_and_pages_still_answer(tmp_path: Path) -> None:
@@ -105,6 +106,7 @@ def test_half_sent_requests_are_shed_and_pages_still_answer(tmp_path: Path) -> N
     assert after.status == 200 and after.seconds < ANSWER_SECONDS, after
 
 
+@pytest.mark.slow
 @pytest.mark.alone
 @pytest.mark.usefixtures("bubblewrap")
 def test_a_slow_upload_is_cut_off_and_an_idle_connection_closed(tmp_path: Path) -> None:

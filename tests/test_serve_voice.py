@@ -47,6 +47,7 @@ def _games(server: Server) -> list[tuple[str, list[str]]]:
         store.close()
 
 
+@pytest.mark.slow
 def test_one_participant_one_voice(tmp_path: Path) -> None:
     """A package registering a star and a feeder (the issue's: the feeder throws its rounds to
     the star) and another participant's bot: only the star (the first bot of the latest upload)
@@ -119,6 +120,7 @@ def test_uploads_at_once_are_counted_against_the_hourly_limit(tmp_path: Path) ->
         server.kill()
 
 
+@pytest.mark.slow
 def test_slow_builds_of_one_participant_never_hold_another_s(tmp_path: Path) -> None:
     """Mallory's three uploads whose builds sleep (stopped at the build's 10 s), then Bob's, on
     one builder: Bob's build starts when the build at hand ends, before Mallory's others (it
@@ -181,6 +183,7 @@ def _running(server: Server, part: str) -> int | None:
     return found[0] if found else None
 
 
+@pytest.mark.slow
 def test_withdrawing_stopping_and_killing_never_stop_rated_play(tmp_path: Path) -> None:
     """The moments of the issue, through the real server: a participant withdraws while a
     rated round with its bot is played and the server is restarted (the round cannot be resumed:

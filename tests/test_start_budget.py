@@ -106,6 +106,7 @@ def check_slow_crasher(
     assert took <= bound(alone), f"{took:.1f} s with the slow crasher, {alone:.1f} s without"
 
 
+@pytest.mark.slow
 @pytest.mark.alone
 def test_a_slow_crasher_does_not_hold_up_the_field(
     bubblewrap: None, tmp_path: Path, installed: Callable[..., None]
@@ -128,6 +129,7 @@ def test_the_110_s_crasher_of_the_issue(
     check_slow_crasher(tmp_path, 110.0, installed, lambda alone: 110 + 10 + 3 * alone)
 
 
+@pytest.mark.slow
 def test_a_restart_past_its_allowance_forfeits_and_plays_once_started(
     bubblewrap: None, tmp_path: Path, installed: Callable[..., None]
 ) -> None:
@@ -177,6 +179,7 @@ def test_a_bad_restart_time_is_one_line(tmp_path: Path) -> None:
         assert "--restart-time" in done.stderr and "Traceback" not in done.stderr
 
 
+@pytest.mark.slow
 def test_records_do_not_depend_on_the_order_games_are_played_in(
     bubblewrap: None, tmp_path: Path, installed: Callable[..., None]
 ) -> None:

@@ -90,6 +90,7 @@ def play_logs(tmp_path: Path, *bots: str, seed: str = "1") -> list[str]:
 # --- a pure-Python wheel: submitted in seconds, played, recorded with its content hash ---------
 
 
+@pytest.mark.slow
 def test_a_wheel_is_submitted_and_plays_in_play_and_a_tournament(
     store: Store, tmp_path: Path
 ) -> None:
@@ -126,6 +127,7 @@ def test_a_wheel_is_submitted_and_plays_in_play_and_a_tournament(
 # --- the attacks ----------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_a_pth_file_in_a_wheel_never_runs(store: Store, tmp_path: Path) -> None:
     marker = tmp_path / "pth-ran"
     pth = f"import os; os.environ['ARENA_PTH_RAN'] = '1'; open({str(marker)!r}, 'a').close()\n"
@@ -151,6 +153,7 @@ def test_a_pth_file_in_a_wheel_never_runs(store: Store, tmp_path: Path) -> None:
     assert "the .pth ran" not in json.dumps(report)
 
 
+@pytest.mark.slow
 def test_a_numba_extensions_entry_point_never_runs_in_the_referee_or_another_host(
     store: Store, tmp_path: Path
 ) -> None:
@@ -216,6 +219,7 @@ def test_a_numba_extensions_entry_point_never_runs_in_the_referee_or_another_hos
     assert "ARENA_NUMBA_EXT_RAN" not in os.environ and not marker.exists()
 
 
+@pytest.mark.slow
 def test_a_setup_py_cannot_write_outside_its_build(store: Store, tmp_path: Path) -> None:
     project = tmp_path / "project"
     (project / "sub_builder").mkdir(parents=True)
@@ -275,6 +279,7 @@ def test_a_setup_py_cannot_write_outside_its_build(store: Store, tmp_path: Path)
     assert "Traceback" not in logs[0]
 
 
+@pytest.mark.slow
 def test_a_bot_cannot_read_or_import_another_submission(store: Store, tmp_path: Path) -> None:
     victim = submitted(bot_wheel(tmp_path / "w1", "sub-victim", "victim"))
     secret = store.snapshot(victim["content"]) / "sub_victim" / "plugin.py"
@@ -366,6 +371,7 @@ def test_a_clash_with_the_arena_packages_is_refused_in_one_line(
     assert store.records() == []
 
 
+@pytest.mark.slow
 def test_a_package_with_no_bot_or_a_taken_name_is_refused(store: Store, tmp_path: Path) -> None:
     from wheels import make_wheel
 
@@ -378,6 +384,7 @@ def test_a_package_with_no_bot_or_a_taken_name_is_refused(store: Store, tmp_path
     assert "belongs to sub-first" in one_line_error(invoke("submit", str(second)))
 
 
+@pytest.mark.slow
 def test_versions_withdraw_and_name_at_version(store: Store, tmp_path: Path) -> None:
     one = submitted(bot_wheel(tmp_path / "w1", "sub-versioned", "versioned", version="1.0"))
     two = submitted(bot_wheel(tmp_path / "w2", "sub-versioned", "versioned", version="1.1"))
@@ -398,6 +405,7 @@ def test_versions_withdraw_and_name_at_version(store: Store, tmp_path: Path) -> 
     assert "no submission" in one_line_error(invoke("withdraw", "sub-versioned", "9"))
 
 
+@pytest.mark.slow
 def test_a_tournament_goes_on_with_the_version_it_started_with(
     store: Store, tmp_path: Path
 ) -> None:
@@ -447,6 +455,7 @@ def _project(directory: Path, name: str, setup_body: str = "", requires: str = "
     return directory
 
 
+@pytest.mark.slow
 def test_a_build_has_a_time_limit_and_names_what_it_lacks(store: Store, tmp_path: Path) -> None:
     from arena.hosting.build import BuildLimits, submit
     from arena.hosting.submissions import SubmissionError
@@ -602,6 +611,7 @@ def refused(*args: str) -> str:
     return error
 
 
+@pytest.mark.slow
 def test_escape_sequences_in_a_submitted_package_are_shown_made_visible(
     store: Store, tmp_path: Path
 ) -> None:
@@ -657,6 +667,7 @@ def test_escape_sequences_in_a_submitted_package_are_shown_made_visible(
     assert f"{CLEAR}{TITLE[:-1]}" in Path(record["log"]).read_text()  # kept, shown escaped
 
 
+@pytest.mark.slow
 def test_a_submitted_package_of_10000_bots_is_refused_in_one_line(
     store: Store, tmp_path: Path
 ) -> None:
@@ -689,6 +700,7 @@ def test_two_plugins_of_a_submitted_package_share_its_limit(store: Store, tmp_pa
     assert store.records() == []
 
 
+@pytest.mark.slow
 @pytest.mark.alone
 def test_a_hanging_register_hook_fails_a_submit_once_within_the_listing_timeout(
     store: Store, tmp_path: Path, monkeypatch: pytest.MonkeyPatch

@@ -215,6 +215,7 @@ def invoke(args: list[str]) -> object:
     return CliRunner().invoke(cli, args, catch_exceptions=False)
 
 
+@pytest.mark.slow
 def test_arena_tournament_with_teams_and_its_report(tmp_path: Path) -> None:
     db = f"sqlite:///{tmp_path}/arena.db"
     teams = write(tmp_path, "alice: random, greedy\n")

@@ -457,6 +457,7 @@ def cli_output(*args: str) -> str:
     return result.output
 
 
+@pytest.mark.slow
 def test_a_tournament_with_attackers_and_an_unplayable_game_finishes_and_reports(
     faulty_bots: Path, tmp_path: Path
 ) -> None:

@@ -61,6 +61,7 @@ def catalog(faulty_bots: Path) -> Any:
     return load_catalog(SANDBOX)
 
 
+@pytest.mark.slow
 def test_records_do_not_depend_on_workers_or_blocks_even_with_disqualification(
     catalog: Any, tmp_path: Path
 ) -> None:
@@ -106,6 +107,7 @@ def test_games_between_disqualified_bots_are_skipped_and_stored(
     assert (again.stored_before, again.played, again.skipped, again.complete) == (12, 0, 0, True)
 
 
+@pytest.mark.slow
 def test_interrupted_run_resumes_to_the_records_of_an_uninterrupted_one(
     catalog: Any, tmp_path: Path
 ) -> None:
@@ -136,6 +138,7 @@ class Bounded:
         assert self.left > 0, "the run goes round in circles"
 
 
+@pytest.mark.slow
 def test_a_resumed_block_does_not_span_stored_games(catalog: Any, tmp_path: Path) -> None:
     spec = TournamentSpec(decks="random:6:2", bots=("honest", "uniform", "liar"), max_faults=3)
     plan = plan_tournament(spec, catalog)
@@ -286,6 +289,7 @@ def uninterrupted(command_env: dict[str, str], tmp_path_factory: pytest.TempPath
     return Store(f"sqlite:///{db}")
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("how", "database"),
     [
@@ -340,6 +344,7 @@ def test_killed_command_resumes_to_the_uninterrupted_records(
     store.close()
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("database", ["sqlite", "postgresql"], indirect=True)
 def test_a_running_command_is_still_refused(
     command_env: dict[str, str], tmp_path: Path, database: str
@@ -369,6 +374,7 @@ def test_a_running_command_is_still_refused(
     store.close()
 
 
+@pytest.mark.slow
 def test_two_runners_started_at_once_play_the_tournament_once(
     command_env: dict[str, str], uninterrupted: Store, tmp_path: Path
 ) -> None:

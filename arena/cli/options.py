@@ -311,7 +311,8 @@ def executor_options(f: F) -> F:
         "--workers",
         type=click.IntRange(min=1),
         default=None,
-        help="Worker processes (default: one per core); with --executor ray, Ray actors "
+        help="Worker processes (default: one per core, no more than a tournament's first "
+        "blocks of games need); with --executor ray, Ray actors "
         "(default: one per CPU of the cluster).",
     )(f)
 

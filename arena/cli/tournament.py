@@ -151,6 +151,7 @@ def tournament(
     from arena.tournament.progress import ProgressLine
     from arena.tournament.runner import (
         DEFAULT_MAX_FAULTS,
+        FIRST_BLOCK,
         TournamentSpec,
         add_entrants,
         hold,
@@ -234,7 +235,10 @@ def tournament(
             box.check(entrant.name, entrant.distribution)
         host_memory = None
         if executor != "ray":  # a cluster's nodes plan their own
+            asked = workers
             workers, host_memory = budget(workers, plan.spec.players, memory_mb)
+            if asked is None:  # no more workers than first blocks: each one imports the engine
+                workers = min(workers, max(1, -(-len(plan.schedule) // FIRST_BLOCK)))
         tid = start(plan, store)
         lease = hold(plan, store, tid, lease)
         held = True

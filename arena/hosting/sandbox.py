@@ -712,17 +712,86 @@ def _package_locations() -> tuple[set[str], dict[str, set[str]]]:
         environment.append(site.getusersitepackages())
     found = sorted({p for p in environment if os.path.isdir(p)})
     common = {os.path.realpath(p) for p in places if p and os.path.exists(p)}
+    located = _located_cached(found)
     own: dict[str, set[str]] = {}
-    for dist in md.distributions(path=found):
-        located = {os.path.realpath(p) for p in _distribution_locations(dist) if os.path.exists(p)}
-        name = dist.metadata["Name"] or ""
+    for name, paths in located:
+        existing = {p for p in paths if os.path.exists(p)}
         if is_builtin(name) or not name:
-            common.update(located)
+            common.update(existing)
         else:
-            outside = {p for p in located if not _inside(p, common)}
+            outside = {p for p in existing if not _inside(p, common)}
             if outside:
                 own.setdefault(canonical(name), set()).update(outside)
     return common, own
+
+
+def _located(found: Sequence[str]) -> list[tuple[str, list[str]]]:
+    """Each distribution installed in the directories ``found``: its name and where its code
+    lives (:func:`_distribution_locations`, real paths)."""
+    out = []
+    for dist in md.distributions(path=list(found)):
+        located = {os.path.realpath(p) for p in _distribution_locations(dist)}
+        out.append((dist.metadata["Name"] or "", sorted(located)))
+    return out
+
+
+def _environment_stamp(found: Sequence[str]) -> str:
+    """A hash of what :func:`_located` reads in the directories ``found``: each directory's
+    modification time, and the name and modification time of every entry that describes a
+    distribution or points elsewhere (``*.dist-info`` with its ``RECORD``, ``*.egg-info``,
+    ``*.pth``, setuptools' editable finders). Installing, removing or reinstalling anything
+    changes it; a few stat calls instead of reading every distribution's file list."""
+    import hashlib
+
+    digest = hashlib.blake2b(digest_size=16)
+    digest.update(f"{sys.executable}\0{sys.version}\0{sorted(found)}".encode())
+    digest.update(Path(__file__).read_bytes())  # the code that reads them
+    for where in found:
+        try:
+            digest.update(f"{where}\0{os.stat(where).st_mtime_ns}\0".encode())
+            entries = sorted(os.scandir(where), key=lambda e: e.name)
+        except OSError:
+            continue
+        for entry in entries:
+            name = entry.name
+            if not (
+                name.endswith((".dist-info", ".egg-info", ".pth", ".egg-link"))
+                or name.startswith("__editable__")
+            ):
+                continue
+            parts = [name]
+            for path in (entry.path, os.path.join(entry.path, "RECORD")):
+                with contextlib.suppress(OSError):
+                    info = os.stat(path)
+                    parts.append(f"{info.st_mtime_ns}:{info.st_size}")
+            digest.update("\0".join(parts).encode() + b"\n")
+    return digest.hexdigest()
+
+
+def _located_cached(found: Sequence[str]) -> list[tuple[str, list[str]]]:
+    """:func:`_located`, remembered in the arena's cache directory under
+    :func:`_environment_stamp` (half a second of reading every distribution's file list on
+    every command that plays, otherwise). Written only by a trusted process: sandboxed hosts
+    see the cache directory read-only."""
+    import json
+
+    path = cache_dir() / "places" / f"{_environment_stamp(found)}.json"
+    try:
+        data = json.loads(path.read_text())
+        return [(str(name), [str(p) for p in paths]) for name, paths in data]
+    except (OSError, ValueError, TypeError):
+        pass
+    located = _located(found)
+    with contextlib.suppress(OSError):
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd, temporary = tempfile.mkstemp(dir=path.parent, prefix=".", suffix=".tmp")
+        with os.fdopen(fd, "w") as f:
+            json.dump(located, f)
+        os.replace(temporary, path)
+        for old in path.parent.glob("*.json"):  # one environment's answer is enough per stamp
+            if old != path and old.stat().st_mtime < path.stat().st_mtime - 86400 * 7:
+                old.unlink(missing_ok=True)
+    return located
 
 
 def _kept(paths: Iterable[str], outer: Sequence[str] = ()) -> tuple[str, ...]:
