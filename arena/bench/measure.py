@@ -15,6 +15,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
+from arena.bench import commands as C
 from arena.bench.goals import Goal
 
 
@@ -923,7 +924,32 @@ BENCHMARKS: dict[str, Benchmark] = {
             "first_game_seconds_cold",
             first_game_seconds_cold,
             "s",
-            Goal("<=", 60),
+            Goal("<=", 45),
+            all_cores=True,
+        ),
+        # how fast commands answer (arena.bench.commands): whole commands, as a shell runs them
+        Benchmark("cmd_help_s", C.cmd_help_s, "s", Goal("<=", 0.3), all_cores=True),
+        Benchmark("cmd_bots_s", C.cmd_bots_s, "s", Goal("<=", 1.0), all_cores=True),
+        Benchmark("cmd_play_s", C.cmd_play_s, "s", Goal("<=", 1.0), all_cores=True),
+        Benchmark(
+            "cmd_tournament_2_games_s",
+            C.cmd_tournament_2_games_s,
+            "s",
+            Goal("<=", 2.5),
+            all_cores=True,
+        ),
+        Benchmark(
+            "cmd_leaderboard_100k_s",
+            C.cmd_leaderboard_100k_s,
+            "s",
+            Goal("<=", 1.0, note="111,200 games stored"),
+            all_cores=True,
+        ),
+        Benchmark(
+            "cmd_report_json_100k_s",
+            C.cmd_report_json_100k_s,
+            "s",
+            Goal("<=", 1.0, note="111,200 games stored"),
             all_cores=True,
         ),
     )

@@ -95,10 +95,10 @@ def play(
     (docs/playing.md).
     """
     from arena.errors import printable
-    from arena.game import Variant, parse_deck
+    from arena.game import Game, Variant, parse_deck
     from arena.hosting.catalog import load_catalog
     from arena.hosting.hosted import HostHandle
-    from arena.hosting.starts import StartWatch, start_failures
+    from arena.hosting.starts import StartWatch, launch_together, start_failures
     from arena.referee.play import Referee
 
     if human:
@@ -135,6 +135,8 @@ def play(
     ]
     referee = Referee(rules, move_time=move_time, max_faults=max_faults or None)
     try:
+        # the engine loads its compiled kernels while the hosts start
+        launch_together(handles, lambda: Game(players, rules, deck=cards, seed=seed))
         if human:
             _play_human(referee, handles, human_seat, cards, seed, first, opening, whole_match)
             return

@@ -257,6 +257,8 @@ class HostHandle(BotHandle):
         self._renewal: Renewal | None = None  # the sandbox's agent
         self._epoch: _Epoch | None = None  # the pipes of the process it serves
         self._keep: set[int] = set()  # outside pids of bubblewrap, its init and the fork server
+        self._early_failure: Exception | None = None  # of launch_early, for the next start
+        self._launching = False  # its process started, its hello not read yet
         #: Whether the host starts at the least CPU weight, getting the core only when play
         #: leaves it idle (a start in the background, beside games being played).
         self.idle_start = False
@@ -288,8 +290,29 @@ class HostHandle(BotHandle):
         its news); a start that fails raises the fault, as :meth:`start` does."""
         if self._proc is None:
             self._launch()
+        elif self._launching:
+            self._greet()
+
+    def launch_early(self, wait: bool = True) -> None:
+        """:meth:`launch`, keeping a failure for the next :meth:`start` to raise (so that the
+        referee records it as that round's fault) instead of raising it here. With ``wait``
+        false, only start the host's process (:meth:`launch` or :meth:`start` then waits for
+        its hello): several hosts started so, then waited for, start in the time of one
+        (:func:`arena.hosting.starts.launch_together`)."""
+        try:
+            if self._proc is None:
+                self._spawn()
+            if wait:
+                self.launch()
+        except Exception as exc:  # raised again, as it was, by the next start
+            self._early_failure = exc
 
     def _launch(self) -> None:
+        self._spawn()
+        self._greet()
+
+    def _spawn(self) -> None:
+        """Start the host's process (it sets itself up meanwhile; :meth:`_greet` waits)."""
         argv = [
             sys.executable,
             "-m",
@@ -322,6 +345,11 @@ class HostHandle(BotHandle):
         self._poll = select.poll()
         self._poll.register(self._proc.stdout.fileno(), select.POLLIN | select.POLLHUP)
         threading.Thread(target=_pump, args=(self._proc.stderr, self.log), daemon=True).start()
+        self._launching = True
+
+    def _greet(self) -> None:
+        """Wait for the hello of the host :meth:`_spawn` started, and hold its fork server."""
+        self._launching = False
         hello = self._receive(self.startup_time, "to start")
         if hello["type"] == P.ERROR:
             self._kill()
@@ -349,6 +377,7 @@ class HostHandle(BotHandle):
                 self._host.group.set_cpu_weight(low)
 
     def _kill(self) -> None:
+        self._launching = False
         proc, self._proc = self._proc, None
         host, self._host = self._host, None
         self._pending = b""
@@ -653,8 +682,14 @@ class HostHandle(BotHandle):
         so a round costs the host no extra wake-up; a bot whose ``reset`` fails answers that
         ``act`` with an error. A bot that never moves in a round is not told of it.
         """
+        failure = self._early_failure
+        if failure is not None:
+            self._early_failure = None
+            raise failure
         if self._proc is None:  # a host that dies between rounds shows up at the next act
             self._launch()
+        elif self._launching:
+            self._greet()
         if self._fresh_needed or not self._serving:
             self._fresh()
         self._sent = 0

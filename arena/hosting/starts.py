@@ -8,6 +8,7 @@ round whose winner could not start has no real result.
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from arena.errors import BotError
@@ -56,3 +57,19 @@ def start_failures(watched: list[StartWatch]) -> list[str]:
     if lines and len(lines) == len(watched):
         lines.append("no bot could start: the round has no real result (see the faults)")
     return lines
+
+
+def launch_together(handles: Sequence[Any], meanwhile: Callable[[], object] | None = None) -> None:
+    """Start the host of every handle that has one at once: every process first, then
+    ``meanwhile()`` (this process's own set-up, while the hosts set themselves up), then each
+    hello in turn (a host's start is mostly its own process setting itself up: a few hosts
+    start in the time of one); a host that fails to start raises its fault at its round's
+    start, where the referee records it (:meth:`~arena.hosting.hosted.HostHandle.launch_early`).
+    """
+    hosts = [handle for handle in handles if hasattr(handle, "launch_early")]
+    for host in hosts:
+        host.launch_early(wait=False)
+    if meanwhile is not None:
+        meanwhile()
+    for host in hosts:
+        host.launch_early()
