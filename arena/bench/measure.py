@@ -786,6 +786,36 @@ def rl_aec_wrapped_steps_per_s(seconds: float) -> float:
     return _aec_moves_per_s(env(), seconds)
 
 
+def rl_aec_api_steps_per_s(seconds: float) -> float:
+    """Moves per second of ``arena.rl.env()`` as users step it through PettingZoo's public
+    API, as ``api_test`` and training loops do: ``last()`` for the agent to move, its action
+    drawn by ``env.action_space(agent).sample(mask)`` from the observation's action mask,
+    ``step(action)``; at the round's end ``step(None)`` for each agent and ``reset()``."""
+    from arena.rl import env
+
+    environment = env()
+    environment.reset(seed=1)
+    environment.action_space("player_0").seed(0)
+    environment.action_space("player_1").seed(1)
+
+    def moves(count: int) -> int:
+        done = 0
+        while done < count:
+            seen, _, terminated, truncated, _ = environment.last()
+            if terminated or truncated:
+                environment.step(None)
+                if not environment.agents:
+                    environment.reset()
+                continue
+            agent = environment.agent_selection
+            environment.step(environment.action_space(agent).sample(seen["action_mask"]))
+            done += 1
+        return done
+
+    moves(1000)
+    return _repeat_until(seconds, lambda: moves(2000))
+
+
 def rl_single_seat_steps_per_s(seconds: float) -> float:
     """Decisions per second of ``arena.rl.SingleSeatEnv("random")`` (Gymnasium, two-player
     classic, the learning seat drawn each round) with random legal actions: each step plays the
@@ -871,6 +901,7 @@ BENCHMARKS: dict[str, Benchmark] = {
         ),
         Benchmark("rl_aec_steps_per_s", rl_aec_steps_per_s, "steps/s", Goal(">=", 50_000)),
         Benchmark("rl_aec_wrapped_steps_per_s", rl_aec_wrapped_steps_per_s, "steps/s", None),
+        Benchmark("rl_aec_api_steps_per_s", rl_aec_api_steps_per_s, "steps/s", Goal(">=", 20_000)),
         Benchmark("rl_single_seat_steps_per_s", rl_single_seat_steps_per_s, "steps/s", None),
         Benchmark("openspiel_steps_per_s", openspiel_steps_per_s, "steps/s", None),
         Benchmark("dp_build_seconds", dp_build_seconds, "s", Goal("<=", 1.0)),

@@ -26,7 +26,7 @@ from arena.rl.round import EncodedRound
 try:
     from gymnasium import spaces
     from pettingzoo import AECEnv
-    from pettingzoo.utils import wrappers
+    from pettingzoo.utils.env_logger import EnvLogger
 except ImportError as exc:
     raise missing_extra("arena.rl's PettingZoo environment", exc) from None
 
@@ -74,7 +74,7 @@ class raw_env(AECEnv):  # noqa: N801 - PettingZoo's name for the unwrapped envir
             }
         )
         self.observation_spaces = dict.fromkeys(self.possible_agents, space)
-        self.action_spaces = {a: spaces.Discrete(N_ACTIONS) for a in self.possible_agents}
+        self.action_spaces = {a: Actions(N_ACTIONS) for a in self.possible_agents}
         self._seeded = False
         self._current: dict[str, np.ndarray] | None = None
         self._final: dict[str, dict[str, np.ndarray]] | None = None
@@ -173,11 +173,131 @@ class raw_env(AECEnv):  # noqa: N801 - PettingZoo's name for the unwrapped envir
         """Nothing to release (no window, no process)."""
 
 
+class Actions(spaces.Discrete):
+    """Gymnasium's ``Discrete`` action space whose ``sample(mask)`` draws exactly what
+    Gymnasium's does (the same generator call: ``choice`` of the legal indices is ``integers``
+    below their count, indexed), with the same checks of the mask, in a tenth of the time: a
+    training loop that samples its random actions so pays for the game, not for the sampling."""
+
+    def sample(self, mask: Any = None, probability: Any = None) -> Any:
+        """A random action, uniform among the legal ones of ``mask`` (see Gymnasium's
+        ``Discrete.sample`` for ``probability`` and no mask)."""
+        if mask is None or probability is not None:
+            return super().sample(mask, probability)
+        assert isinstance(mask, np.ndarray), (
+            f"The expected type of the sample mask is np.ndarray, actual type: {type(mask)}"
+        )
+        assert mask.dtype == np.int8, (
+            f"The expected dtype of the sample mask is np.int8, actual dtype: {mask.dtype}"
+        )
+        assert mask.shape == (self.n,), (
+            f"The expected shape of the sample mask is {(int(self.n),)}, actual shape: "
+            f"{mask.shape}"
+        )
+        legal = np.flatnonzero(mask == 1)
+        assert len(legal) == np.count_nonzero(mask), (
+            f"All values of the sample mask should be 0 or 1, actual values: {mask}"
+        )
+        if not len(legal):
+            return self.start
+        return self.start + self.dtype.type(legal[self.np_random.integers(0, len(legal))])
+
+
+#: What :class:`checked_env` refuses to give before ``reset`` (as PettingZoo's order wrapper).
+_AFTER_RESET = frozenset(
+    {"rewards", "terminations", "truncations", "infos", "agent_selection", "num_agents", "agents"}
+)
+
+
+class checked_env(raw_env):  # noqa: N801 - named like raw_env
+    """:class:`raw_env` with what PettingZoo's three usual wrappers for classic games do
+    (``TerminateIllegalWrapper(illegal_reward=-1)``, ``AssertOutOfBoundsWrapper``,
+    ``OrderEnforcingWrapper``) done in the environment itself, call for call as they do it: an
+    illegal action ends the round with -1 for its agent (PettingZoo's logger warns), an action
+    outside ``Discrete(41)`` is an assertion error, ``step``, ``observe``, ``render`` and
+    ``agent_iter`` before ``reset`` are PettingZoo's errors, and the round's data before
+    ``reset`` an ``AttributeError``. The wrappers themselves reach every attribute through a
+    chain of ``__getattr__`` calls, which cost four times the step itself."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._has_reset = False
+        self._illegal_end = False  # the round was ended by an illegal action
+        del self.agents  # as the order wrapper: no agents before reset
+
+    def __getattr__(self, name: str) -> Any:
+        if name in _AFTER_RESET and not self.__dict__.get("_has_reset", False):
+            raise AttributeError(f"{name} cannot be accessed before reset")
+        raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
+
+    def reset(self, seed: int | None = None, options: dict[str, Any] | None = None) -> None:
+        """:meth:`raw_env.reset`."""
+        self._has_reset = True
+        self._illegal_end = False
+        super().reset(seed=seed, options=options)
+
+    def observe(self, agent: str) -> dict[str, np.ndarray]:
+        """:meth:`raw_env.observe` (an error before ``reset``)."""
+        if not self._has_reset:
+            EnvLogger.error_observe_before_reset()
+        return super().observe(agent)
+
+    def render(self) -> str | None:
+        """:meth:`raw_env.render` (an error before ``reset``)."""
+        if not self._has_reset:
+            EnvLogger.error_render_before_reset()
+        return super().render()
+
+    def agent_iter(self, max_iter: int = 2**63) -> Any:
+        """PettingZoo's agent iterator (an error before ``reset``)."""
+        if not self._has_reset:
+            EnvLogger.error_agent_iter_before_reset()
+        return super().agent_iter(max_iter)
+
+    def step(self, action: int | None) -> None:
+        """Play ``action`` for the agent to move, as the three wrappers would pass it on."""
+        if not self._has_reset:
+            EnvLogger.error_step_before_reset()
+        if not self.agents:
+            EnvLogger.warn_step_after_terminated_truncated()
+            return
+        agent = self.agent_selection
+        dead = self.terminations[agent] or self.truncations[agent]
+        assert (action is None and dead) or _in_actions(action), "action is not in action space"
+        if dead:
+            if self._illegal_end:
+                self._was_dead_step(action)
+            else:
+                super().step(action)
+            return
+        assert self._current is not None
+        if not self._current["action_mask"][action]:
+            EnvLogger.warn_on_illegal_move()
+            self._cumulative_rewards[agent] = 0
+            self.terminations = dict.fromkeys(self.agents, True)
+            self.truncations = dict.fromkeys(self.agents, True)
+            self.rewards = dict.fromkeys(self.truncations, 0)
+            self.rewards[agent] = -1.0
+            self._accumulate_rewards()
+            self._deads_step_first()
+            self._illegal_end = True
+            return
+        super().step(action)
+
+
+def _in_actions(action: Any) -> bool:
+    """Whether ``action`` is in ``Discrete(41)``, as Gymnasium's ``Discrete.contains`` says (a
+    Python or NumPy integer, or a zero-dimensional integer array)."""
+    if isinstance(action, int | np.integer):
+        return bool(0 <= action < N_ACTIONS)
+    if isinstance(action, np.ndarray) and action.shape == ():
+        return np.issubdtype(action.dtype, np.integer) and bool(0 <= int(action) < N_ACTIONS)
+    return False
+
+
 def env(**kwargs: Any) -> Any:
-    """The environment with PettingZoo's usual wrappers for classic games: an illegal action
-    ends the round with reward -1 for its agent (others 0), an action outside ``Discrete(41)``
-    is an assertion error, and calls out of order (``step`` before ``reset``) are refused.
-    ``kwargs`` are :class:`raw_env`'s."""
-    wrapped = wrappers.TerminateIllegalWrapper(raw_env(**kwargs), illegal_reward=-1)
-    wrapped = wrappers.AssertOutOfBoundsWrapper(wrapped)
-    return wrappers.OrderEnforcingWrapper(wrapped)
+    """The environment as PettingZoo's classic games give it, with their usual wrappers'
+    behaviour (:class:`checked_env`: an illegal action ends the round with reward -1 for its
+    agent, others 0; an action outside ``Discrete(41)`` is an assertion error; calls out of
+    order, ``step`` before ``reset``, are refused). ``kwargs`` are :class:`raw_env`'s."""
+    return checked_env(**kwargs)
