@@ -196,6 +196,11 @@ def tournament(
     adding = tuple(spec for text in add_lists for spec in split_specs(text))
     if add_lists and not adding:
         raise click.UsageError("--add needs at least one bot")
+    if executor != "ray":  # its first worker loads the engine while this process plans
+        from arena.tournament.pool import discard_prestarted, prestart
+
+        prestart()
+        ctx.call_on_close(discard_prestarted)
     store = Store(db_url)
     lease = None
     tid: int | None = None

@@ -70,13 +70,26 @@ def _receive_tasks(conn: Connection, tasks: queue.SimpleQueue[BlockTask | None])
             return
 
 
-def _worker_main(conn: Connection, setup: WorkerSetup, core: int | None) -> None:
-    """A worker's life: play each block sent until told to stop or the coordinator is gone."""
+def _worker_main(conn: Connection, setup: WorkerSetup | None, core: int | None) -> None:
+    """A worker's life: play each block sent until told to stop or the coordinator is gone.
+    A worker started early (``setup`` ``None``, :func:`prestart`) loads the engine's kernels
+    first and then waits for its setup, the first thing sent (``None``: not needed after all).
+    """
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # drops a Ctrl-C held since the start
     signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
     if core is not None:
         with contextlib.suppress(AttributeError, OSError):  # pinning is an optimisation
             os.sched_setaffinity(0, {core})
+    if setup is None:
+        from arena.game import Game
+
+        Game(2)  # the engine's kernels load while the coordinator plans
+        try:
+            setup = conn.recv()
+        except (EOFError, OSError):
+            return
+        if setup is None:
+            return
     player = BlockPlayer(setup)
     tasks: queue.SimpleQueue[BlockTask | None] = queue.SimpleQueue()
     # the pipe is always read, so the coordinator never waits to send the next block while
@@ -114,6 +127,54 @@ class _Worker:
     tasks: deque[BlockTask] = field(default_factory=deque)
 
 
+#: Workers started before their tournament was planned (:func:`prestart`), by core.
+_early: list[tuple[int | None, BaseProcess, Connection]] = []
+
+
+def prestart(pin: bool = True) -> None:
+    """Start the first worker process now, before the tournament is planned: it imports and
+    loads the engine while this process reads the catalog and plans (seconds of a small
+    tournament's start), then waits for its setup; the :class:`LocalPool` made next adopts it.
+    One that is not adopted is stopped by :func:`discard_prestarted`, or when this process
+    exits (it is a daemon)."""
+    if _early:
+        return
+    context = multiprocessing.get_context("spawn")
+    core = available_cores()[0] if pin else None
+    ours, theirs = context.Pipe()
+    process = context.Process(
+        target=_worker_main, args=(theirs, None, core), name="arena-worker-0", daemon=True
+    )
+    with _starting_held():
+        process.start()
+    theirs.close()
+    _early.append((core, process, ours))
+
+
+def discard_prestarted() -> None:
+    """Stop the workers :func:`prestart` started that no pool adopted (at once: without a
+    setup they hold nothing, no host and no block)."""
+    while _early:
+        _, process, conn = _early.pop()
+        process.kill()
+        process.join(5)
+        conn.close()
+
+
+def _adopt(core: int | None, setup: WorkerSetup) -> tuple[BaseProcess, Connection] | None:
+    """A worker :func:`prestart` started on ``core``, given ``setup``; ``None`` if none is."""
+    for index, (early_core, process, conn) in enumerate(_early):
+        if early_core == core and process.is_alive():
+            del _early[index]
+            try:
+                conn.send(setup)
+            except (OSError, ValueError):
+                process.kill()
+                return None
+            return process, conn
+    return None
+
+
 class LocalPool:
     """``workers`` worker processes for one tournament (see the module docstring).
 
@@ -131,6 +192,10 @@ class LocalPool:
         self._workers: list[_Worker] = []
         for number in range(workers):
             core = cores[number % len(cores)] if pin else None
+            adopted = _adopt(core, setup)
+            if adopted is not None:
+                self._workers.append(_Worker(number, *adopted))
+                continue
             ours, theirs = context.Pipe()
             process = context.Process(
                 target=_worker_main,
@@ -142,6 +207,7 @@ class LocalPool:
                 process.start()
             theirs.close()
             self._workers.append(_Worker(number, process, ours))
+        discard_prestarted()
 
     @property
     def size(self) -> int:
