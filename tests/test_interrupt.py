@@ -22,7 +22,7 @@ from arena.bench.field import field_names, install_field
 #: Seconds Ctrl-C may take to end the run on a quiet machine.
 PROMPT = 5.0
 #: Seconds the gauge of :func:`prompt` takes on a quiet machine (2 cores, warm caches).
-QUIET_GAUGE = 1.0
+QUIET_GAUGE = 3.4
 
 
 def prompt() -> float:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import sys
+import threading
 from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
@@ -267,6 +268,8 @@ def tournament(
             progress = ProgressLine(
                 waiting=lambda: "compiling kernels" if compiling.running else None
             )
+        # what prints the standings loads while the games are played (SciPy: about a second)
+        threading.Thread(target=_import_standings, daemon=True).start()
         try:
             summary = run_tournament(plan, store, factory, progress, tournament_id=tid, lease=lease)
         finally:
@@ -422,6 +425,12 @@ def _standings(
     except RuntimeError as exc:  # the rating fit failed: say so on one line
         raise ArenaError(f"tournament {detail.id}: {exc}") from None
     return detail, games, standings
+
+
+def _import_standings() -> None:
+    """Import what :func:`_print_standings` needs (a thread's work while games are played)."""
+    import leaderboard.gauntlet
+    import leaderboard.report  # noqa: F401
 
 
 def _print_standings(

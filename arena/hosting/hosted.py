@@ -365,6 +365,7 @@ class HostHandle(BotHandle):
         self._serving = False
         if self._fork_mode() == "held":
             self._hold(int(hello.get("pid", 0)))
+        assert self._host is not None  # _receive raised if it was killed meanwhile
         self._host.freeze()
         if self.idle_start:
             self._idle(False)
