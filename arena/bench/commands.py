@@ -81,17 +81,10 @@ def _ladder_url() -> str:
     """The database of :func:`arena.bench.serve_pages.build_ladder`'s default ladder (111,200
     games), built on first use in a temporary directory kept until this process exits."""
     if "url" not in _ladder:
-        from arena.bench.serve_pages import DEFAULT_SHAPE, build_ladder
-        from leaderboard.store import Store
+        from arena.bench.serve_pages import ladder_database
 
         where = tempfile.TemporaryDirectory(prefix="arena-bench-ladder-")
-        url = f"sqlite:///{Path(where.name) / 'ladder.db'}"
-        store = Store(url)
-        try:
-            build_ladder(store, DEFAULT_SHAPE)
-        finally:
-            store.close()
-        _ladder.update(url=url, directory=where)
+        _ladder.update(url=ladder_database(Path(where.name)), directory=where)
     return str(_ladder["url"])
 
 

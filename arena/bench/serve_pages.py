@@ -336,6 +336,20 @@ def build_ladder(
     return LadderBuilt(games, shape.tournaments, shape.tournaments, refitted, seconds)
 
 
+def ladder_database(where: Path, shape: LadderShape = DEFAULT_SHAPE) -> str:
+    """The URL of a new SQLite database in the directory ``where`` holding the ladder
+    ``shape`` (:func:`build_ladder`)."""
+    from leaderboard.store import Store
+
+    url = f"sqlite:///{where / 'ladder.db'}"
+    builder = Store(url)
+    try:
+        build_ladder(builder, shape)
+    finally:
+        builder.close()
+    return url
+
+
 # --- the pages ----------------------------------------------------------------------------------
 
 
@@ -441,12 +455,7 @@ def serve_page_ms(seconds: float) -> float:
 
     settings = LadderSettings(name=DEFAULT_SHAPE.name)
     with tempfile.TemporaryDirectory(prefix="arena-serve-bench-") as where:
-        url = f"sqlite:///{where}/ladder.db"
-        builder = Store(url)
-        try:
-            build_ladder(builder, DEFAULT_SHAPE)
-        finally:
-            builder.close()
+        url = ladder_database(Path(where))
         store = Store(url)  # as the server opens it
         try:
             medians = measure_pages(store, settings, Path(where) / "spool", seconds)

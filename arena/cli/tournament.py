@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import json
 import sys
-import threading
 from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
@@ -198,8 +197,10 @@ def tournament(
     if add_lists and not adding:
         raise click.UsageError("--add needs at least one bot")
     if executor != "ray":  # its first worker loads the engine while this process plans
+        from arena.tournament.memory import protect_arena
         from arena.tournament.pool import discard_prestarted, prestart
 
+        protect_arena()  # before any worker starts: the workers inherit it
         prestart()
         ctx.call_on_close(discard_prestarted)
     store = Store(db_url)
@@ -268,8 +269,6 @@ def tournament(
             progress = ProgressLine(
                 waiting=lambda: "compiling kernels" if compiling.running else None
             )
-        # what prints the standings loads while the games are played (SciPy: about a second)
-        threading.Thread(target=_import_standings, daemon=True).start()
         try:
             summary = run_tournament(plan, store, factory, progress, tournament_id=tid, lease=lease)
         finally:
@@ -425,12 +424,6 @@ def _standings(
     except RuntimeError as exc:  # the rating fit failed: say so on one line
         raise ArenaError(f"tournament {detail.id}: {exc}") from None
     return detail, games, standings
-
-
-def _import_standings() -> None:
-    """Import what :func:`_print_standings` needs (a thread's work while games are played)."""
-    import leaderboard.gauntlet
-    import leaderboard.report  # noqa: F401
 
 
 def _print_standings(

@@ -299,6 +299,8 @@ class HostHandle(BotHandle):
         false, only start the host's process (:meth:`launch` or :meth:`start` then waits for
         its hello): several hosts started so, then waited for, start in the time of one
         (:func:`arena.hosting.starts.launch_together`)."""
+        if self._early_failure is not None:
+            return  # its fault waits for the next start: not tried twice
         try:
             if self._proc is None:
                 self._spawn()

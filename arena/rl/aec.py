@@ -222,7 +222,6 @@ class checked_env(raw_env):  # noqa: N801 - named like raw_env
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self._has_reset = False
-        self._illegal_end = False  # the round was ended by an illegal action
         del self.agents  # as the order wrapper: no agents before reset
 
     def __getattr__(self, name: str) -> Any:
@@ -233,7 +232,6 @@ class checked_env(raw_env):  # noqa: N801 - named like raw_env
     def reset(self, seed: int | None = None, options: dict[str, Any] | None = None) -> None:
         """:meth:`raw_env.reset`."""
         self._has_reset = True
-        self._illegal_end = False
         super().reset(seed=seed, options=options)
 
     def observe(self, agent: str) -> dict[str, np.ndarray]:
@@ -265,10 +263,7 @@ class checked_env(raw_env):  # noqa: N801 - named like raw_env
         dead = self.terminations[agent] or self.truncations[agent]
         assert (action is None and dead) or _in_actions(action), "action is not in action space"
         if dead:
-            if self._illegal_end:
-                self._was_dead_step(action)
-            else:
-                super().step(action)
+            super().step(action)  # a dead agent's step, however its round ended
             return
         assert self._current is not None
         if not self._current["action_mask"][action]:
@@ -280,7 +275,6 @@ class checked_env(raw_env):  # noqa: N801 - named like raw_env
             self.rewards[agent] = -1.0
             self._accumulate_rewards()
             self._deads_step_first()
-            self._illegal_end = True
             return
         super().step(action)
 
