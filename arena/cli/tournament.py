@@ -302,7 +302,8 @@ def tournament(
             f"{extra}; {summary.total} of {summary.total} stored",
             err=True,
         )
-    _print_standings(store, tid, pinned, as_json, snapshot=True)
+    if stored or not summary.interrupted:  # an interrupted run with no game has no standings
+        _print_standings(store, tid, pinned, as_json, snapshot=True)
     if summary.interrupted:
         sys.exit(130)
     failed = arena_failures(summary)
