@@ -21,12 +21,10 @@ import json
 import math
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
+from statistics import NormalDist
 
 import numpy as np
 from numpy.typing import NDArray
-from scipy import optimize, special
-from scipy.sparse import csr_matrix
-from scipy.sparse.csgraph import connected_components
 
 __all__ = [
     "AUTO_RIDGE",
@@ -49,8 +47,10 @@ BASE_ELO: float = 1500.0
 AUTO_RIDGE: float = 0.01
 
 _CONFIDENCE = 0.95
-_Z = float(special.ndtri(0.5 + _CONFIDENCE / 2.0))
+_Z = NormalDist().inv_cdf(0.5 + _CONFIDENCE / 2.0)
 _MAX_SEATS = 4
+#: Newton steps the fit takes at most (it needs a few dozen at most).
+_NEWTON_STEPS = 500
 # Below these (natural-log units) a variance of a difference counts as zero, and so does the
 # difference itself, in ``Ratings.los``; both are far below anything a real fit produces.
 _ZERO_VARIANCE = 1e-12
@@ -171,7 +171,7 @@ class Ratings:
             return math.nan
         if var <= _ZERO_VARIANCE:
             return 0.5 if abs(diff) <= _ZERO_DIFFERENCE else math.nan
-        return float(special.ndtr(diff / math.sqrt(var)))
+        return NormalDist().cdf(diff / math.sqrt(var))
 
     def los_matrix(self) -> dict[str, dict[str, float]]:
         """``los(a, b)`` for every ordered pair of distinct entrants, rows and columns best
@@ -313,19 +313,36 @@ def _mle_exists(d: _Design) -> bool:
     subset ``S``, some entrant outside ``S`` scored at a table with someone inside ``S``.
     """
     n = len(d.names)
-    rows: list[int] = []
-    cols: list[int] = []
+    beats: list[set[int]] = [set() for _ in range(n)]
     for g in range(d.idx.shape[0]):
         for a in range(_MAX_SEATS):
             if not d.mask[g, a] or d.scores[g, a] <= 0.0:
                 continue
             for b in range(_MAX_SEATS):
                 if b != a and d.mask[g, b]:
-                    rows.append(int(d.idx[g, a]))
-                    cols.append(int(d.idx[g, b]))
-    graph = csr_matrix((np.ones(len(rows)), (rows, cols)), shape=(n, n))
-    count, _ = connected_components(graph, directed=True, connection="strong")
-    return int(count) == 1
+                    beats[int(d.idx[g, a])].add(int(d.idx[g, b]))
+    return _strongly_connected(beats)
+
+
+def _strongly_connected(edges: list[set[int]]) -> bool:
+    """Whether the digraph with ``edges[i]`` the successors of ``i`` is strongly connected:
+    every node is reached from node 0 along the edges and along the edges reversed."""
+    if not edges:
+        return False
+    reverse: list[set[int]] = [set() for _ in edges]
+    for node, successors in enumerate(edges):
+        for successor in successors:
+            reverse[successor].add(node)
+    for graph in (edges, reverse):
+        seen, todo = {0}, [0]
+        while todo:
+            for successor in graph[todo.pop()]:
+                if successor not in seen:
+                    seen.add(successor)
+                    todo.append(successor)
+        if len(seen) < len(edges):
+            return False
+    return True
 
 
 def _fit_theta(d: _Design, ridge: float) -> FloatArray:
@@ -347,20 +364,12 @@ def _fit_theta(d: _Design, ridge: float) -> FloatArray:
     def hess(theta: FloatArray) -> FloatArray:
         return _information(theta, d) + ridge * np.eye(n) + ones
 
-    result = optimize.minimize(
-        objective,
-        np.zeros(n),
-        jac=jac,
-        hess=hess,
-        method="trust-exact",
-        options={"gtol": 1e-10, "maxiter": 1000},
-    )
-    theta = np.asarray(result.x, dtype=np.float64)
-    # trust-exact may stop short of its tolerance when rounding limits further progress (with
-    # many games the objective is large); the problem is strictly convex with an exact Hessian,
-    # so finish with damped Newton steps to a tolerance that scales with the number of games.
+    # The objective is strictly convex with an exact Hessian: damped Newton steps from zero
+    # converge, to a tolerance that scales with the number of games (the objective is large
+    # with many of them, and rounding limits how small its gradient can get).
+    theta = np.zeros(n)
     tolerance = 1e-9 * max(1.0, float(d.idx.shape[0]))
-    for _ in range(100):
+    for _ in range(_NEWTON_STEPS):
         gradient = jac(theta)
         if not np.all(np.isfinite(theta)) or float(np.abs(gradient).max()) <= tolerance:
             break
@@ -369,8 +378,9 @@ def _fit_theta(d: _Design, ridge: float) -> FloatArray:
         while scale > 1e-6 and objective(theta - scale * step) > current:
             scale *= 0.5
         theta = theta - scale * step
-    if not np.all(np.isfinite(theta)) or float(np.abs(jac(theta)).max()) > tolerance:
-        raise RuntimeError(f"rating fit did not converge: {result.message}")
+    largest = float(np.abs(jac(theta)).max()) if np.all(np.isfinite(theta)) else math.inf
+    if largest > tolerance:
+        raise RuntimeError(f"rating fit did not converge (largest gradient {largest:.3g})")
     return theta - theta.mean()
 
 
@@ -517,7 +527,7 @@ def wilson_interval(score: float, n: int, confidence: float = _CONFIDENCE) -> tu
         raise ValueError(f"score {score} is not between 0 and n={n}")
     if not 0.0 < confidence < 1.0:
         raise ValueError(f"confidence must be between 0 and 1, got {confidence}")
-    z = float(special.ndtri(0.5 + confidence / 2.0))
+    z = NormalDist().inv_cdf(0.5 + confidence / 2.0)
     p = score / n
     denom = 2.0 * (n + z * z)
     centre = (2.0 * n * p + z * z) / denom

@@ -18,7 +18,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from arena.decks.sets import is_secret_spec, reproducible_spec
+from arena.decks.specs import is_secret_spec, reproducible_spec
 from leaderboard.card_plays import PlayStats, card_plays
 from leaderboard.rating_history import RatingHistory, rating_history
 from leaderboard.report_format import (

@@ -18,8 +18,7 @@ import math
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
-from arena.referee.play import UNCOUNTED
-from arena.referee.records import FAULT_KINDS
+from arena.referee.records import FAULT_KINDS, UNCOUNTED
 from leaderboard.ratings import (
     BASE_ELO,
     GameResult,
@@ -214,7 +213,7 @@ class FaultSummary:
     """A bot's faults: ``by_kind`` counts every fault by kind (``disqualified`` forfeits
     included, kinds in the order of :data:`arena.referee.records.FAULT_KINDS`, unknown kinds after
     them by name); ``total`` counts all but those that are no bot's doing (``disqualified``,
-    ``shortage``: :data:`~arena.referee.play.UNCOUNTED`); ``examples`` holds up to
+    ``shortage``: :data:`~arena.referee.records.UNCOUNTED`); ``examples`` holds up to
     :data:`MAX_EXAMPLES` distinct messages per kind, from the games in key order."""
 
     bot: str

@@ -55,7 +55,7 @@ from sqlalchemy.exc import ArgumentError, IntegrityError, NoSuchModuleError, SQL
 from sqlalchemy.orm import Session, sessionmaker
 
 import arena
-from arena.decks.sets import is_secret_spec
+from arena.decks.specs import is_secret_spec
 from arena.errors import ArenaError, printable
 from arena.referee.records import GameRecord
 from leaderboard import runners

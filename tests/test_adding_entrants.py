@@ -23,7 +23,7 @@ from stored_records import stored
 
 import arena.hosting.sandbox as S
 from arena.cli.main import cli
-from arena.decks.sets import draw_secret_seed
+from arena.decks.specs import draw_secret_seed
 from arena.errors import ArenaError
 from arena.hosting.catalog import Catalog, load_catalog
 from arena.hosting.names import BUILTIN_DISTRIBUTION

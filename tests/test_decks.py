@@ -13,20 +13,22 @@ from click.testing import CliRunner
 from arena.cli.main import cli
 from arena.decks.sets import (
     BAND,
-    SECRET_BITS,
     DeckSet,
-    DeckSetError,
     default_fixed36_path,
-    draw_secret_seed,
     fixed36_text,
     generate_balanced,
-    is_builtin_spec,
-    is_secret_spec,
     load_deck_set,
     openings,
     passes_criterion,
-    reproducible_spec,
     set_aside_quota,
+)
+from arena.decks.specs import (
+    SECRET_BITS,
+    DeckSetError,
+    draw_secret_seed,
+    is_builtin_spec,
+    is_secret_spec,
+    reproducible_spec,
 )
 from arena.errors import ArenaError
 from arena.game.deck import check_deck

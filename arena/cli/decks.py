@@ -51,7 +51,8 @@ def decks_show(spec: str, variant: str, as_json: bool) -> None:
     tournament, so they have no decks to show; a finished tournament's report publishes its
     seed, and SPEC:SEED then shows its decks.
     """
-    from arena.decks.sets import balance, is_builtin_spec, load_deck_set
+    from arena.decks.sets import balance, load_deck_set
+    from arena.decks.specs import is_builtin_spec
 
     catalog = None
     if not is_builtin_spec(spec):

@@ -19,7 +19,6 @@ public spec that gives the same decks. Every other spec is public: a bot can kno
 from __future__ import annotations
 
 import math
-import secrets
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -27,8 +26,13 @@ from importlib import resources
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from arena.decks.specs import (
+    SEEDED_FAMILIES,
+    DeckSetError,
+    is_secret_spec,
+)
 from arena.engine.layout import CARD_COUNTS
-from arena.errors import ArenaError, InvalidDeckError
+from arena.errors import InvalidDeckError
 from arena.game.cards import Card
 from arena.game.deck import check_deck, parse_deck, shuffled_deck
 from arena.game.variants import Variant
@@ -47,17 +51,8 @@ FIXED36_SIZE = 36
 BAND = 0.08
 #: Most decks ``random:N`` and ``balanced:N`` may ask for.
 MAX_RANDOM_DECKS = 100_000
-#: Bits of a secret seed drawn by :func:`draw_secret_seed`.
-SECRET_BITS = 128
-#: The deck set families that take a count and an optional seed, and the key their decks'
-#: seeds derive from.
-SEEDED_FAMILIES = {"random": "deck", "balanced": "balanced"}
 
 Deck = tuple[int, ...]
-
-
-class DeckSetError(ArenaError, ValueError):
-    """A deck set spec that names no deck set, or a deck file or deck set that is not valid."""
 
 
 @dataclass(frozen=True)
@@ -116,35 +111,6 @@ def load_deck_set(
     if catalog is not None:
         known += sorted(catalog.deck_sets)
     raise DeckSetError(f"unknown deck set {spec!r} (known: {', '.join(known)})")
-
-
-def is_builtin_spec(spec: str) -> bool:
-    """Whether ``spec`` is answered without asking plugins (``fixed36``, ``balanced:``,
-    ``random:``, ``file:``)."""
-    spec = spec.strip()
-    return spec == "fixed36" or spec.startswith(("balanced:", "random:", "file:"))
-
-
-def is_secret_spec(spec: str) -> bool:
-    """Whether ``spec`` is ``balanced:N`` or ``random:N`` without a seed: a deck set drawn
-    from a secret seed for each tournament."""
-    parts = spec.strip().split(":")
-    return len(parts) == 2 and parts[0] in SEEDED_FAMILIES
-
-
-def draw_secret_seed() -> int:
-    """A new secret seed of :data:`SECRET_BITS` bits from the operating system's randomness
-    (:mod:`secrets`): far too many to try, unlike a small public seed."""
-    return secrets.randbits(SECRET_BITS)
-
-
-def reproducible_spec(spec: str, secret: int) -> str:
-    """The public spec giving the decks that secret spec ``spec`` gives with ``secret``
-    (``balanced:36`` and 5 give ``balanced:36:5``): how anyone checks a finished tournament's
-    decks once its seed is published."""
-    if not is_secret_spec(spec):
-        raise DeckSetError(f"deck set {spec!r} is public: it takes no secret seed")
-    return f"{spec.strip()}:{int(secret)}"
 
 
 def _values(cards: Sequence[int]) -> Deck:

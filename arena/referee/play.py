@@ -26,14 +26,15 @@ from arena.errors import (
     GameOverError,
     IllegalActionError,
     InvalidActionError,
-    MemoryShortageError,
     printable,
 )
 from arena.game import Action, Card, Game, Match, Variant
 from arena.game.observation import Observation
 from arena.referee.records import (
+    INTERNAL,
     MOVE_OUTPUT_CHARS,
     SEAT_OUTPUT_CHARS,
+    UNCOUNTED,
     Fault,
     GameRecord,
     MatchRecord,
@@ -45,14 +46,6 @@ from arena.seeds import derive_seed, seed_global_generators
 GRACE = 0.25
 #: Longest fault message recorded, in characters.
 MAX_FAULT_MESSAGE = 2000
-#: The fault of a seat while dealing with whose bot the referee met an unexpected error.
-INTERNAL = "internal"
-#: Faults that are not the bot's doing and never count towards disqualification: a
-#: disqualification itself, a host the kernel killed for the machine's memory shortage, and the
-#: referee's own failure.
-UNCOUNTED = frozenset({BotDisqualifiedError.kind, MemoryShortageError.kind, INTERNAL})
-#: Faults that are the arena's own, not any bot's: a game with one cannot be played fairly.
-ARENA_FAULTS = frozenset({MemoryShortageError.kind, INTERNAL})
 
 #: The longest excerpt of an answer that is not an action quoted in its fault, in characters.
 ANSWER_EXCERPT = 360

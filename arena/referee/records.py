@@ -6,6 +6,7 @@ from collections.abc import Collection
 from dataclasses import asdict, dataclass, field, replace
 from typing import Any
 
+from arena.errors import BotDisqualifiedError, MemoryShortageError
 from arena.game.events import Event
 
 #: Fault kinds a record may name.
@@ -25,6 +26,16 @@ FAULT_KINDS = (
 #: (a competition server shows it to the bot's participant alone, docs/serve.md), while its
 #: kind, seat and move are everyone's.
 HIDDEN_MESSAGE = "(private)"
+
+
+#: The fault of a seat while dealing with whose bot the referee met an unexpected error.
+INTERNAL = "internal"
+#: Faults that are not the bot's doing and never count towards disqualification: a
+#: disqualification itself, a host the kernel killed for the machine's memory shortage, and the
+#: referee's own failure.
+UNCOUNTED = frozenset({BotDisqualifiedError.kind, MemoryShortageError.kind, INTERNAL})
+#: Faults that are the arena's own, not any bot's: a game with one cannot be played fairly.
+ARENA_FAULTS = frozenset({MemoryShortageError.kind, INTERNAL})
 
 
 @dataclass(frozen=True)

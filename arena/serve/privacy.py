@@ -98,7 +98,7 @@ def own_seats(
     A finished tournament's decks are never dealt again: every tournament of the ladder (a
     placement, a rated round, the final) is played with a fresh seed
     (:func:`arena.serve.ladder.new_seed`) on secret decks (``balanced:N``) drawn from a secret
-    of its own (:func:`arena.decks.sets.draw_secret_seed`), which only that tournament,
+    of its own (:func:`arena.decks.specs.draw_secret_seed`), which only that tournament,
     resumed while unfinished, uses again. So what a seat saw of a finished tournament's deck
     tells its participant nothing of a deck any of its bots will be dealt."""
     if viewer.participant_id is None or store.tournament(tournament_id).status != "finished":

@@ -29,7 +29,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, Protocol
 
-from arena.decks.sets import draw_secret_seed, is_secret_spec, load_deck_set
+from arena.decks.sets import load_deck_set
+from arena.decks.specs import draw_secret_seed, is_secret_spec
 from arena.errors import ArenaError, UnknownBotError
 from arena.game.variants import Variant
 from arena.hosting.catalog import Catalog
@@ -37,7 +38,7 @@ from arena.hosting.hosted import MEMORY_MB
 from arena.hosting.names import canonical
 from arena.hosting.plugins import plugin_ref
 from arena.hosting.sandbox import Sandbox
-from arena.referee.play import ARENA_FAULTS
+from arena.referee.records import ARENA_FAULTS
 from arena.tournament.ctrl_c import ctrl_c_held
 from arena.tournament.disqualification import DisqualificationLedger, Verdict
 from arena.tournament.lease import RunnerLease
@@ -188,7 +189,7 @@ def plan_tournament(spec: TournamentSpec, catalog: Catalog, store: Store | None 
     tournament these settings created, the plan is that tournament's, with every entrant added
     to it since (:func:`plan_resume`): running the same command again goes on with it. A
     secret deck set takes that tournament's secret seed (the same decks as before an
-    interruption), or a new one from :func:`~arena.decks.sets.draw_secret_seed` (or
+    interruption), or a new one from :func:`~arena.decks.specs.draw_secret_seed` (or
     ``spec.secret``, when given), and so does every tournament's secret on public decks. A
     given secret that is not the stored tournament's is refused. Raises an
     :class:`~arena.errors.ArenaError` (one line) for an unknown bot or deck set, a bot that

@@ -28,8 +28,8 @@ from arena.hosting import cgroups
 from arena.hosting.hosted import MEMORY_MB, HostHandle
 from arena.hosting.kernels import wait_compiled
 from arena.hosting.sandbox import Sandbox, choose_sandbox
-from arena.referee.play import INTERNAL, UNCOUNTED, Referee, unexpected_error
-from arena.referee.records import Fault, GameRecord
+from arena.referee.play import Referee, unexpected_error
+from arena.referee.records import INTERNAL, UNCOUNTED, Fault, GameRecord
 from arena.tournament.schedule import ScheduledGame
 from arena.tournament.start_budget import RESTART_TIME, BudgetedHost
 
