@@ -51,6 +51,8 @@ _Z = NormalDist().inv_cdf(0.5 + _CONFIDENCE / 2.0)
 _MAX_SEATS = 4
 #: Newton steps the fit takes at most (it needs a few dozen at most).
 _NEWTON_STEPS = 500
+#: The gradient the fit aims for (it stops short of it only where rounding allows no better).
+_GRADIENT_GOAL = 1e-10
 # Below these (natural-log units) a variance of a difference counts as zero, and so does the
 # difference itself, in ``Ratings.los``; both are far below anything a real fit produces.
 _ZERO_VARIANCE = 1e-12
@@ -365,19 +367,23 @@ def _fit_theta(d: _Design, ridge: float) -> FloatArray:
         return _information(theta, d) + ridge * np.eye(n) + ones
 
     # The objective is strictly convex with an exact Hessian: damped Newton steps from zero
-    # converge, to a tolerance that scales with the number of games (the objective is large
-    # with many of them, and rounding limits how small its gradient can get).
+    # reach its minimum. They go on to a gradient of _GRADIENT_GOAL, or until rounding stops
+    # any further progress; the fit must then be within a tolerance that scales with the number
+    # of games (with many games the objective is large, and so is its rounding).
     theta = np.zeros(n)
     tolerance = 1e-9 * max(1.0, float(d.idx.shape[0]))
     for _ in range(_NEWTON_STEPS):
         gradient = jac(theta)
-        if not np.all(np.isfinite(theta)) or float(np.abs(gradient).max()) <= tolerance:
+        if not np.all(np.isfinite(theta)) or float(np.abs(gradient).max()) <= _GRADIENT_GOAL:
             break
         step = np.linalg.solve(hess(theta), gradient)
         current, scale = objective(theta), 1.0
         while scale > 1e-6 and objective(theta - scale * step) > current:
             scale *= 0.5
-        theta = theta - scale * step
+        moved = theta - scale * step
+        if objective(moved) >= current and float(np.abs(gradient).max()) <= tolerance:
+            break  # rounding: no step lowers the objective any more
+        theta = moved
     largest = float(np.abs(jac(theta)).max()) if np.all(np.isfinite(theta)) else math.inf
     if largest > tolerance:
         raise RuntimeError(f"rating fit did not converge (largest gradient {largest:.3g})")
@@ -405,10 +411,16 @@ def _sandwich(theta: FloatArray, d: _Design, ridge: float) -> FloatArray | None:
     per_cluster -= ridge * theta / n_clusters
     meat = per_cluster.T @ per_cluster
     bread = _information(theta, d) + ridge * np.eye(n)
-    inv = np.linalg.pinv(bread, hermitian=True)
     if ridge == 0.0:
-        centre = np.eye(n) - np.full((n, n), 1.0 / n)
-        inv = centre @ inv @ centre
+        # Without a ridge the information's null space is exactly the all-ones direction (the
+        # fit exists only for a connected design), so B^+ = (B + J)^-1 - J with J = 11^T / n,
+        # the projector onto it. (A numerical pseudo-inverse may keep that direction's rounding
+        # noise as an eigenvalue of 1e-14 and blow it up to 1e13, which centring then cancels
+        # with a loss of precision of several per cent in small fits.)
+        ones = np.full((n, n), 1.0 / n)
+        inv = np.linalg.inv(bread + ones) - ones
+    else:
+        inv = np.linalg.inv(bread)
     cov = inv @ meat @ inv * (n_clusters / (n_clusters - 1))
     return np.asarray(0.5 * (cov + cov.T), dtype=np.float64)
 
