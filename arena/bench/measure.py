@@ -848,6 +848,30 @@ def rl_single_seat_steps_per_s(seconds: float) -> float:
     return _repeat_until(seconds, lambda: episodes(1000))
 
 
+def rl_vector_steps_per_s(seconds: float) -> float:
+    """Environment steps per second of ``arena.rl.SingleSeatVectorEnv(64, "random")`` (Gymnasium's
+    vector API, two-player classic, the learning seat drawn each round): ``num_envs`` steps a
+    ``step()`` call, each a random legal action drawn from ``action_masks()`` (the step that
+    deals a finished round again counted too, as Gymnasium's next-step autoreset makes it one)."""
+    import numpy as np
+
+    from arena.rl import SingleSeatVectorEnv
+
+    environment = SingleSeatVectorEnv(64, "random")
+    environment.reset(seed=1)
+    uniform = np.random.default_rng(0).random
+
+    def steps(count: int) -> int:
+        for _ in range(count):
+            masks = environment.action_masks()
+            drawn = (uniform(len(masks)) * masks.sum(axis=1)).astype(np.int64)
+            environment.step(np.argmax(masks.cumsum(axis=1) > drawn[:, None], axis=1))
+        return count * environment.num_envs
+
+    steps(100)
+    return _repeat_until(seconds, lambda: steps(100))
+
+
 def openspiel_steps_per_s(seconds: float) -> float:
     """Moves per second of the OpenSpiel game ``python_love_letter`` (two-player classic),
     random legal actions through pyspiel's ``apply_action``; the deal's sixteen chance nodes are
@@ -903,6 +927,7 @@ BENCHMARKS: dict[str, Benchmark] = {
         Benchmark("rl_aec_wrapped_steps_per_s", rl_aec_wrapped_steps_per_s, "steps/s", None),
         Benchmark("rl_aec_api_steps_per_s", rl_aec_api_steps_per_s, "steps/s", Goal(">=", 20_000)),
         Benchmark("rl_single_seat_steps_per_s", rl_single_seat_steps_per_s, "steps/s", None),
+        Benchmark("rl_vector_steps_per_s", rl_vector_steps_per_s, "steps/s", None),
         Benchmark("openspiel_steps_per_s", openspiel_steps_per_s, "steps/s", None),
         Benchmark("dp_build_seconds", dp_build_seconds, "s", Goal("<=", 1.0)),
         Benchmark("dp_states", dp_states, "states", None),
