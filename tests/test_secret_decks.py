@@ -30,12 +30,8 @@ from click.testing import CliRunner, Result
 from processes import StopAfter, interruptible, signal_when_stored
 
 from arena.cli.main import cli
-from arena.decks.sets import (
-    draw_secret_seed,
-    load_deck_set,
-    openings,
-    passes_criterion,
-)
+from arena.decks.sets import load_deck_set, openings, passes_criterion
+from arena.decks.specs import draw_secret_seed
 from arena.engine.layout import CARD_COUNTS
 from arena.game.round import Game
 from arena.hosting.catalog import Catalog, load_catalog
