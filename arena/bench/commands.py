@@ -22,8 +22,10 @@ import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
-#: How a shell starts the ``arena`` command (its console script does the same).
-ARENA = [sys.executable, "-c", "from arena.cli.main import main; main()"]
+#: How a shell starts the ``arena`` command (its console script does the same; ``-P``: as the
+#: script, with no current directory on ``sys.path``, where a checkout's ``*.egg-info`` would
+#: add a second copy of the arena's distribution, whose plugin listing is asked every time).
+ARENA = [sys.executable, "-P", "-c", "from arena.cli.main import main; main()"]
 #: Measured runs of each command (the figure is the fastest), after one unmeasured run.
 RUNS = 3
 
