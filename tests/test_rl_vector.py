@@ -243,3 +243,14 @@ def test_bad_settings_are_arena_errors() -> None:
         env.step(np.zeros(3, dtype=np.int64))
     with pytest.raises(ArenaError):
         env.reset(options={"seat": 2})
+
+
+def test_make_vec_makes_the_batch_from_the_registered_id() -> None:
+    from arena.rl.single_seat import GYMNASIUM_ID
+
+    env = gymnasium.make_vec(
+        GYMNASIUM_ID, num_envs=4, vectorization_mode="vector_entry_point", opponents="greedy"
+    )
+    assert isinstance(env, SingleSeatVectorEnv) and env.num_envs == 4
+    made = _play(env, 5, 20)
+    assert data_equivalence(made, _play(SingleSeatVectorEnv(4, "greedy"), 5, 20), exact=True)

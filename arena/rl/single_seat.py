@@ -201,4 +201,8 @@ class SingleSeatEnv(gymnasium.Env):
 
 
 if GYMNASIUM_ID not in gymnasium.registry:
-    gymnasium.register(GYMNASIUM_ID, entry_point=f"{__name__}:SingleSeatEnv")
+    gymnasium.register(
+        GYMNASIUM_ID,
+        entry_point=f"{__name__}:SingleSeatEnv",
+        vector_entry_point="arena.rl.vector:SingleSeatVectorEnv",  # make_vec's batched form
+    )
