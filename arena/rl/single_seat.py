@@ -38,6 +38,19 @@ MAX_REDEALS = 1000
 ILLEGAL_REWARD = -1.0
 
 
+def checked_seating(players: Any, variant: str, seat: int | None) -> Variant:
+    """The rules of ``variant`` for a table of ``players`` with the learning seat ``seat``
+    (``None``: drawn each round); an :class:`~arena.errors.ArenaError` for any of them that is
+    not valid."""
+    if not isinstance(players, int) or isinstance(players, bool):
+        raise ArenaError(f"players must be an int from 2 to 4, not {players!r}")
+    rules = Variant.get(variant)
+    rules.check_players(players)
+    if seat is not None and not 0 <= seat < players:
+        raise ArenaError(f"seat {seat} is not one of the {players} seats")
+    return rules
+
+
 def _opponent_names(opponents: str | Sequence[str], players: int) -> list[str]:
     if isinstance(opponents, str):
         return [opponents] * (players - 1)
@@ -101,12 +114,7 @@ class SingleSeatEnv(gymnasium.Env):
         sandbox: str = "auto",
         move_time: float | None = 1.0,
     ) -> None:
-        if not isinstance(players, int) or isinstance(players, bool):
-            raise ArenaError(f"players must be an int from 2 to 4, not {players!r}")
-        rules = Variant.get(variant)
-        rules.check_players(players)
-        if seat is not None and not 0 <= seat < players:
-            raise ArenaError(f"seat {seat} is not one of the {players} seats")
+        rules = checked_seating(players, variant, seat)
         if render_mode is not None and render_mode not in self.metadata["render_modes"]:
             raise ArenaError(f"unknown render_mode {render_mode!r} (known: ansi, human, or None)")
         self.players = players

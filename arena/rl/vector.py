@@ -42,12 +42,11 @@ from arena.engine.rules import EVENTS_PER_CALL, forfeit, standard_deck
 from arena.errors import ArenaError, UnknownBotError
 from arena.game.cards import Card
 from arena.game.deck import check_deck
-from arena.game.variants import Variant
 from arena.rl.compiled_table import MAX_MOVES, CompiledTable, _advance
 from arena.rl.encoding import N_ACTIONS, OBSERVATION_SIZE
 from arena.rl.extra import missing_extra
 from arena.rl.round import OVER, _deal, round_rewards
-from arena.rl.single_seat import ILLEGAL_REWARD, MAX_REDEALS, _opponent_names
+from arena.rl.single_seat import ILLEGAL_REWARD, MAX_REDEALS, _opponent_names, checked_seating
 from arena.seeds import derive_seed
 from bots.simulate import POLICY, SimulationError
 
@@ -285,12 +284,7 @@ class SingleSeatVectorEnv(VectorEnv):
     ) -> None:
         if not isinstance(num_envs, int) or isinstance(num_envs, bool) or num_envs < 1:
             raise ArenaError(f"num_envs must be a positive int, not {num_envs!r}")
-        if not isinstance(players, int) or isinstance(players, bool):
-            raise ArenaError(f"players must be an int from 2 to 4, not {players!r}")
-        rules = Variant.get(variant)
-        rules.check_players(players)
-        if seat is not None and not 0 <= seat < players:
-            raise ArenaError(f"seat {seat} is not one of the {players} seats")
+        rules = checked_seating(players, variant, seat)
         if seeding not in SEEDINGS:
             raise ArenaError(f"unknown seeding {seeding!r} (known: {', '.join(SEEDINGS)})")
         names = _opponent_names(opponents, players)
