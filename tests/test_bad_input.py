@@ -22,9 +22,6 @@ from test_store import start
 from arena.cli.main import cli
 from leaderboard.store import Store, StoreError
 
-#: One worker runs this module, so its stored tournament (a module fixture) is made once.
-pytestmark = pytest.mark.xdist_group("bad_input")
-
 ARENA = str(Path(sys.executable).with_name("arena"))
 #: A classic deck, top card first: seat 0 is dealt a Guard and draws a Priest.
 DECK = "8,1,1,1,1,1,2,2,3,3,4,4,5,5,6,7"

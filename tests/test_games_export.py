@@ -39,9 +39,6 @@ from arena.tournament.runner import (
 from leaderboard.exports import CSV_COLUMNS
 from leaderboard.store import GameQuery, Store, StoredGame
 
-#: One worker runs this module, so its played database (a module fixture) is made once.
-pytestmark = pytest.mark.xdist_group("games_export")
-
 SANDBOX = choose_sandbox("none")
 FIELD = ("honest", "uniform", "crasher")
 

@@ -299,7 +299,6 @@ def uninterrupted(command_env: dict[str, str], tmp_path_factory: pytest.TempPath
     ],
     indirect=["database"],
 )
-@pytest.mark.xdist_group("tournament_whole")  # one worker: one uninterrupted run
 def test_killed_command_resumes_to_the_uninterrupted_records(
     command_env: dict[str, str], uninterrupted: Store, tmp_path: Path, how: int, database: str
 ) -> None:
@@ -375,7 +374,6 @@ def test_a_running_command_is_still_refused(
     store.close()
 
 
-@pytest.mark.xdist_group("tournament_whole")  # one worker: one uninterrupted run
 @pytest.mark.slow
 def test_two_runners_started_at_once_play_the_tournament_once(
     command_env: dict[str, str], uninterrupted: Store, tmp_path: Path
@@ -409,7 +407,6 @@ def cli(*args: str) -> Any:
     return CliRunner().invoke(group, list(args))
 
 
-@pytest.mark.xdist_group("tournament_whole")  # one worker: one uninterrupted run
 def test_leaderboard_json_rows(uninterrupted: Store) -> None:
     result = cli("leaderboard", "--json", "--db", uninterrupted.url)
     assert result.exit_code == 0, result.output
@@ -434,7 +431,6 @@ def test_leaderboard_json_rows(uninterrupted: Store) -> None:
     assert by_bot["honest"]["elo"] - 1000 == pytest.approx(gap["honest"] - gap["uniform"])
 
 
-@pytest.mark.xdist_group("tournament_whole")  # one worker: one uninterrupted run
 def test_report_text_html_and_json(uninterrupted: Store, tmp_path: Path) -> None:
     text = cli("report", "--db", uninterrupted.url)
     assert text.exit_code == 0, text.output
@@ -449,7 +445,6 @@ def test_report_text_html_and_json(uninterrupted: Store, tmp_path: Path) -> None
     assert data["games"] == 180
 
 
-@pytest.mark.xdist_group("tournament_whole")  # one worker: one uninterrupted run
 def test_replay_prints_a_stored_game(uninterrupted: Store) -> None:
     game = uninterrupted.stored_games(1)[0]
     result = cli("replay", str(game.id), "--db", uninterrupted.url)
@@ -471,7 +466,6 @@ def test_replay_prints_a_stored_game(uninterrupted: Store) -> None:
         (("tournament", "--resume", "1", "--bots", "honest,uniform"), "--bots"),
     ],
 )
-@pytest.mark.xdist_group("tournament_whole")  # one worker: one uninterrupted run
 def test_database_commands_reject_bad_input(
     uninterrupted: Store, args: tuple[str, ...], needle: str
 ) -> None:
