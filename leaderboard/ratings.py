@@ -371,21 +371,27 @@ def _fit_theta(d: _Design, ridge: float) -> FloatArray:
     # any further progress; the fit must then be within a tolerance that scales with the number
     # of games (with many games the objective is large, and so is its rounding).
     theta = np.zeros(n)
+    value = objective(theta)
     tolerance = 1e-9 * max(1.0, float(d.idx.shape[0]))
     for _ in range(_NEWTON_STEPS):
         gradient = jac(theta)
-        if not np.all(np.isfinite(theta)) or float(np.abs(gradient).max()) <= _GRADIENT_GOAL:
+        largest = float(np.abs(gradient).max())
+        if largest <= _GRADIENT_GOAL or not math.isfinite(largest):
             break
         step = np.linalg.solve(hess(theta), gradient)
-        current, scale = objective(theta), 1.0
-        while scale > 1e-6 and objective(theta - scale * step) > current:
+        scale = 1.0
+        moved = theta - step
+        moved_value = objective(moved)
+        while scale > 1e-6 and moved_value > value:
             scale *= 0.5
-        moved = theta - scale * step
-        if objective(moved) >= current and float(np.abs(gradient).max()) <= tolerance:
+            moved = theta - scale * step
+            moved_value = objective(moved)
+        if moved_value >= value and largest <= tolerance:
             break  # rounding: no step lowers the objective any more
-        theta = moved
-    largest = float(np.abs(jac(theta)).max()) if np.all(np.isfinite(theta)) else math.inf
-    if largest > tolerance:
+        theta, value = moved, moved_value
+    else:
+        largest = float(np.abs(jac(theta)).max())
+    if not largest <= tolerance:  # also when it is not a number
         raise RuntimeError(f"rating fit did not converge (largest gradient {largest:.3g})")
     return theta - theta.mean()
 

@@ -10,10 +10,11 @@ Specs understood by :func:`load_deck_set`:
 - ``file:PATH``: a text file with one deck per line (16 card names or values, top card first).
 - any other name: a deck set contributed by a plugin (``Catalog.deck_sets``).
 
-``balanced:N`` and ``random:N`` without a seed are *secret* specs (:func:`is_secret_spec`): a
-tournament draws a new seed for them with :func:`draw_secret_seed`, keeps it where no bot can
-see it and publishes it once the tournament is finished; :func:`reproducible_spec` names the
-public spec that gives the same decks. Every other spec is public: a bot can know its decks.
+``balanced:N`` and ``random:N`` without a seed are *secret* specs
+(:func:`~arena.decks.specs.is_secret_spec`): a tournament draws a new seed for them with
+:func:`~arena.decks.specs.draw_secret_seed`, keeps it where no bot can see it and publishes it
+once the tournament is finished; :func:`~arena.decks.specs.reproducible_spec` names the public
+spec that gives the same decks. Every other spec is public: a bot can know its decks.
 """
 
 from __future__ import annotations
@@ -90,8 +91,8 @@ def load_deck_set(
     secret: int | None = None,
 ) -> DeckSet:
     """The deck set named by ``spec`` for ``variant``; every deck is checked against the
-    variant's cards. A secret spec (:func:`is_secret_spec`) needs its tournament's ``secret``
-    seed, and only a secret spec takes one. Raises :class:`DeckSetError` (an
+    variant's cards. A secret spec (:func:`~arena.decks.specs.is_secret_spec`) needs its
+    tournament's ``secret`` seed, and only a secret spec takes one. Raises :class:`DeckSetError` (an
     :class:`~arena.errors.ArenaError`) with a one-line message for a bad spec, file or deck, and
     for a secret spec without its seed (which says so plainly: ``arena decks show`` prints it)."""
     var = Variant.get(variant).name
